@@ -1,0 +1,158 @@
+// CPUID enumeration of Intel PT: one row per capability (Linux `pt_caps[]`,
+// spec/cpuid.md). `PtCaps` is what the driver, the model and the codecs'
+// gates all read.
+import { bits, type Gate } from './field.js';
+
+export type CpuidReg = 'eax' | 'ebx' | 'ecx' | 'edx';
+export interface CpuidRegs { readonly eax: number; readonly ebx: number; readonly ecx: number; readonly edx: number }
+export const ZERO_REGS: CpuidRegs = Object.freeze({ eax: 0, ebx: 0, ecx: 0, edx: 0 });
+
+interface CapRow {
+  readonly leaf: number;
+  readonly subleaf: number;
+  readonly reg: CpuidReg;
+  readonly hi: number;
+  readonly lo: number;
+}
+
+const row = (leaf: number, subleaf: number, reg: CpuidReg, hi: number, lo = hi): CapRow => ({ leaf, subleaf, reg, hi, lo });
+
+/**
+ * Every capability ptlab reads from CPUID, in the SDM's words (spec/cpuid.md §1–§5).
+ * Flags are 1-bit rows; counts and bitmaps are wider rows.
+ */
+export const PT_CAP_ROWS = {
+  /** CPUID.(EAX=07H,ECX=0):EBX[25]: Intel PT supported. */
+  intelPt: row(0x7, 0, 'ebx', 25),
+  /** L14.0.EAX: highest sub-leaf of leaf 14H. */
+  maxSubleaf: row(0x14, 0, 'eax', 31, 0),
+  /** L14.0.EBX[0]: CR3 filtering, IA32_RTIT_CR3_MATCH. */
+  cr3Filtering: row(0x14, 0, 'ebx', 0),
+  /** L14.0.EBX[1]: configurable PSB and cycle-accurate mode. */
+  psbCyc: row(0x14, 0, 'ebx', 1),
+  /** L14.0.EBX[2]: IP filtering, TraceStop, RTIT MSRs kept across warm reset. */
+  ipFiltering: row(0x14, 0, 'ebx', 2),
+  /** L14.0.EBX[3]: MTC timing packets (and COFI suppression). */
+  mtc: row(0x14, 0, 'ebx', 3),
+  /** L14.0.EBX[4]: PTWRITE. */
+  ptwrite: row(0x14, 0, 'ebx', 4),
+  /** L14.0.EBX[5]: power event trace. */
+  powerEvents: row(0x14, 0, 'ebx', 5),
+  /** L14.0.EBX[6]: PSB and PMI preservation (InjectPsbPmiOnEnable, PendPSB, PendTopaPMI). */
+  pmiPreservation: row(0x14, 0, 'ebx', 6),
+  /** L14.0.EBX[7]: Event Trace (EventEn). */
+  eventTrace: row(0x14, 0, 'ebx', 7),
+  /** L14.0.EBX[8]: TNT disable (DisTNT). */
+  tntDisable: row(0x14, 0, 'ebx', 8),
+  /** L14.0.ECX[0]: ToPA output. */
+  topaOutput: row(0x14, 0, 'ecx', 0),
+  /** L14.0.ECX[1]: ToPA tables may hold multiple output entries (MENTRY). */
+  topaMultipleEntries: row(0x14, 0, 'ecx', 1),
+  /** L14.0.ECX[2]: single-range output. */
+  singleRangeOutput: row(0x14, 0, 'ecx', 2),
+  /** L14.0.ECX[3]: output to the trace transport subsystem (FabricEn). */
+  transportOutput: row(0x14, 0, 'ecx', 3),
+  /** L14.0.ECX[31]: IP payloads are linear addresses (LIP). */
+  lip: row(0x14, 0, 'ecx', 31),
+  /** L14.1.EAX[2:0]: number of address ranges (RANGECNT). */
+  numAddressRanges: row(0x14, 1, 'eax', 2, 0),
+  /** L14.1.EAX[31:16]: bitmap of supported MTC period encodings. */
+  mtcPeriods: row(0x14, 1, 'eax', 31, 16),
+  /** L14.1.EBX[15:0]: bitmap of supported cycle threshold encodings. */
+  cycThresholds: row(0x14, 1, 'ebx', 15, 0),
+  /** L14.1.EBX[31:16]: bitmap of supported PSB frequency encodings. */
+  psbPeriods: row(0x14, 1, 'ebx', 31, 16),
+  /** CPUID.(EAX=0DH,ECX=1):EAX[3]: XSAVES/XRSTORS and IA32_XSS. */
+  xsaves: row(0xd, 1, 'eax', 3),
+  /** CPUID.(EAX=0DH,ECX=1):ECX[8]: IA32_XSS[8] (PT state) supported. */
+  xssPtState: row(0xd, 1, 'ecx', 8),
+  /** CPUID.(EAX=0DH,ECX=8):EAX: size of XSAVE state component 8. */
+  ptStateSize: row(0xd, 8, 'eax', 31, 0),
+  /** CPUID.80000008H:EAX[7:0]: MAXPHYADDR. */
+  maxPhysAddr: row(0x8000_0008, 0, 'eax', 7, 0),
+  /** CPUID.80000008H:EAX[15:8]: linear-address width. */
+  maxLinearAddr: row(0x8000_0008, 0, 'eax', 15, 8),
+} as const satisfies Record<string, CapRow>;
+
+export type PtCapName = keyof typeof PT_CAP_ROWS;
+const FLAG_NAMES = [
+  'intelPt', 'cr3Filtering', 'psbCyc', 'ipFiltering', 'mtc', 'ptwrite', 'powerEvents', 'pmiPreservation',
+  'eventTrace', 'tntDisable', 'topaOutput', 'topaMultipleEntries', 'singleRangeOutput', 'transportOutput',
+  'lip', 'xsaves', 'xssPtState',
+] as const;
+export type PtCapFlag = (typeof FLAG_NAMES)[number];
+export type PtCapNumber = Exclude<PtCapName, PtCapFlag>;
+
+/** What a CPU enumerates about Intel PT, decoded from CPUID. */
+export type PtCaps = { readonly [K in PtCapFlag]: boolean } & { readonly [K in PtCapNumber]: number } & {
+  /** CPUID.0:EAX — leaf 14H is valid only when this is ≥ 14H (spec/cpuid.md §1). */
+  readonly maxBasicLeaf: number;
+  /** CPUID.0 vendor string, e.g. "GenuineIntel". */
+  readonly vendor: string;
+};
+
+/** "CPUID.(EAX=14H,ECX=0):EBX[1]" for a capability. */
+export function cpuidBitName(cap: PtCapName): string {
+  const r: CapRow = PT_CAP_ROWS[cap];
+  const leaf = r.leaf.toString(16).toUpperCase();
+  const sub = r.leaf === 0x7 || r.leaf === 0x14 || r.leaf === 0xd ? `,ECX=${r.subleaf}` : '';
+  const range = r.hi === r.lo ? `[${r.lo}]` : `[${r.hi}:${r.lo}]`;
+  return `CPUID.(EAX=${leaf}H${sub}):${r.reg.toUpperCase()}${range}`;
+}
+
+/** Every (leaf, subleaf) a probe must read to build `PtCaps`. */
+export const PT_CPUID_QUERIES: readonly (readonly [number, number])[] = [
+  [0x0, 0], [0x7, 0], [0x14, 0], [0x14, 1], [0xd, 1], [0xd, 8], [0x8000_0000, 0], [0x8000_0008, 0],
+];
+
+export type CpuidReader = (leaf: number, subleaf: number) => CpuidRegs;
+
+function vendorOf(r: CpuidRegs): string {
+  const b = Buffer.alloc(12);
+  b.writeUInt32LE(r.ebx >>> 0, 0);
+  b.writeUInt32LE(r.edx >>> 0, 4);
+  b.writeUInt32LE(r.ecx >>> 0, 8);
+  return b.toString('latin1');
+}
+
+/**
+ * Decodes `PtCaps` from CPUID. Leaf 14H is trusted only when leaf 7 EBX[25]=1 and the maximum
+ * basic leaf is ≥ 14H (out-of-range leaves return another leaf's data: qemu-notes §5); sub-leaf 1
+ * only when L14.0.EAX ≥ 1; leaf 80000008H only when the extended range reaches it.
+ */
+export function decodePtCaps(read: CpuidReader): PtCaps {
+  const leaf0 = read(0, 0);
+  const maxBasic = leaf0.eax >>> 0;
+  const maxExt = (read(0x8000_0000, 0).eax >>> 0);
+  const intelPt = maxBasic >= 7 && ((read(0x7, 0).ebx >>> 25) & 1) === 1;
+  const ptLeaves = intelPt && maxBasic >= 0x14;
+  const sub0Max = ptLeaves ? read(0x14, 0).eax >>> 0 : 0;
+  const xsaveLeaves = maxBasic >= 0xd;
+  const valid = (r: CapRow): boolean => {
+    if (r.leaf === 0x14) return ptLeaves && r.subleaf <= sub0Max;
+    if (r.leaf === 0xd) return xsaveLeaves;
+    if (r.leaf >= 0x8000_0000) return maxExt >= r.leaf;
+    return maxBasic >= r.leaf;
+  };
+  const out: Record<string, boolean | number | string> = { maxBasicLeaf: maxBasic, vendor: vendorOf(leaf0) };
+  for (const [name, r] of Object.entries(PT_CAP_ROWS) as [PtCapName, CapRow][]) {
+    const v = valid(r) ? Number(bits(BigInt(read(r.leaf, r.subleaf)[r.reg] >>> 0), r.hi, r.lo)) : 0;
+    out[name] = (FLAG_NAMES as readonly string[]).includes(name) ? v === 1 : v;
+  }
+  // Without leaf 80000008H, the SDM's defaults: 36 physical bits, 48 linear.
+  if (!valid(PT_CAP_ROWS.maxPhysAddr)) { out.maxPhysAddr = 36; out.maxLinearAddr = 48; }
+  return out as PtCaps;
+}
+
+/** A field gate on one PtCaps flag, named after its CPUID bit. */
+export function capGate(cap: PtCapFlag): Gate<PtCaps> {
+  return { cpuid: cpuidBitName(cap), test: (c) => c[cap] };
+}
+
+/** Gate for ADDRn_CFG / ADDRn_A/B: IP filtering and RANGECNT > n. */
+export function rangeGate(n: number): Gate<PtCaps> {
+  return {
+    cpuid: `${cpuidBitName('ipFiltering')} and ${cpuidBitName('numAddressRanges')} > ${n}`,
+    test: (c) => c.ipFiltering && c.numAddressRanges > n,
+  };
+}

@@ -1,0 +1,184 @@
+// Field tables for hardware registers: one table drives decode, encode, the
+// reserved mask, printing and test cases (STYLE §3). Every bare shift on a
+// register value lives in this file.
+
+/** A capability test used to gate a field: the field is reserved when it returns false. */
+export interface Gate<C> {
+  /** Where the SDM enumerates it, e.g. "CPUID.(EAX=14H,ECX=0):EBX[1]". */
+  readonly cpuid: string;
+  test(caps: C): boolean;
+}
+
+interface FieldBase<C> {
+  readonly hi: number;
+  readonly lo: number;
+  /** Absent: always present. Present: reserved unless the CPU enumerates it. */
+  readonly gate?: Gate<C>;
+  /** Writes to the field are ignored (no #GP), e.g. STATUS.TriggerEn. */
+  readonly readOnly?: boolean;
+}
+/** One bit, decoded as a boolean. */
+export interface FlagField<C> extends FieldBase<C> { readonly kind: 'flag' }
+/** An unsigned integer of at most 32 bits, decoded as a number (shifted down). */
+export interface UintField<C> extends FieldBase<C> { readonly kind: 'uint' }
+/** A wide unsigned integer, decoded as a bigint (shifted down). */
+export interface WideField<C> extends FieldBase<C> { readonly kind: 'wide' }
+/** An address part kept in place (low bits zero), decoded as a bigint: e.g. a 4 KiB-aligned base. */
+export interface AddrField<C> extends FieldBase<C> { readonly kind: 'addr' }
+
+export type Field<C = never> = FlagField<C> | UintField<C> | WideField<C> | AddrField<C>;
+type FieldOpts<C> = { gate?: Gate<C>; readOnly?: boolean };
+
+export const flag = <C = never>(bit: number, o: FieldOpts<C> = {}): FlagField<C> =>
+  ({ kind: 'flag', hi: bit, lo: bit, ...o });
+export const uint = <C = never>(hi: number, lo: number, o: FieldOpts<C> = {}): UintField<C> => {
+  if (hi - lo + 1 > 32) throw new RangeError(`uint(${hi}, ${lo}) is wider than 32 bits: use wide()`);
+  return { kind: 'uint', hi, lo, ...o };
+};
+export const wide = <C = never>(hi: number, lo: number, o: FieldOpts<C> = {}): WideField<C> =>
+  ({ kind: 'wide', hi, lo, ...o });
+export const addr = <C = never>(hi: number, lo: number, o: FieldOpts<C> = {}): AddrField<C> =>
+  ({ kind: 'addr', hi, lo, ...o });
+
+export type FieldTable<C = never> = Readonly<Record<string, Field<C>>>;
+
+type ValueOf<F> = F extends FlagField<any> ? boolean : F extends UintField<any> ? number : bigint;
+/** The decoded form of a register: one property per field. */
+export type Decoded<T extends FieldTable<any>> = { readonly [K in keyof T]: ValueOf<T[K]> };
+/** What `encode` takes: any subset of the fields; missing fields are 0. */
+export type Encodable<T extends FieldTable<any>> = { readonly [K in keyof T]?: ValueOf<T[K]> };
+
+export const MASK64 = (1n << 64n) - 1n;
+
+/** Bits hi:lo set. */
+export function bitRange(hi: number, lo: number): bigint {
+  return ((1n << BigInt(hi - lo + 1)) - 1n) << BigInt(lo);
+}
+
+/** Bits hi:lo of `value`, shifted down. */
+export function bits(value: bigint, hi: number, lo: number): bigint {
+  return (value >> BigInt(lo)) & ((1n << BigInt(hi - lo + 1)) - 1n);
+}
+
+/** Mask of every bit that `f` covers. */
+export function fieldMask(f: Field<any>): bigint {
+  return bitRange(f.hi, f.lo);
+}
+
+function decodeField(f: Field<any>, raw: bigint): boolean | number | bigint {
+  switch (f.kind) {
+    case 'flag': return ((raw >> BigInt(f.lo)) & 1n) === 1n;
+    case 'uint': return Number(bits(raw, f.hi, f.lo));
+    case 'wide': return bits(raw, f.hi, f.lo);
+    case 'addr': return raw & fieldMask(f);
+  }
+}
+
+function encodeField(name: string, f: Field<any>, v: boolean | number | bigint): bigint {
+  const mask = fieldMask(f);
+  let placed: bigint;
+  switch (f.kind) {
+    case 'flag': placed = v ? 1n << BigInt(f.lo) : 0n; break;
+    case 'uint':
+    case 'wide': placed = BigInt(v as number | bigint) << BigInt(f.lo); break;
+    case 'addr': placed = BigInt(v as bigint); break;
+  }
+  if (placed < 0n || (placed & ~mask) !== 0n) {
+    throw new RangeError(`field ${name} (bits ${f.hi}:${f.lo}) cannot hold ${String(v)}`);
+  }
+  return placed;
+}
+
+function hex(v: bigint): string {
+  return `0x${v.toString(16)}`;
+}
+
+/** A register type built from a field table. */
+export interface RegisterCodec<T extends FieldTable<C>, C = never> {
+  readonly name: string;
+  readonly fields: T;
+  /** Every bit some field covers. */
+  readonly definedMask: bigint;
+  /** Every bit no field covers: the architecture's reserved bits (must be zero). */
+  readonly reservedMask: bigint;
+  decode(raw: bigint): Decoded<T>;
+  encode(values: Encodable<T>): bigint;
+  /** Reserved bits for a CPU with capabilities `caps`: unenumerated fields count as reserved. */
+  reservedMaskFor(caps: C): bigint;
+  /** The first gated field that `raw` sets although `caps` lacks it, if any. */
+  ungatedField(raw: bigint, caps: C): { name: string; cpuid: string } | undefined;
+  /** Bits whose writes the CPU ignores (read-only fields). */
+  readonly readOnlyMask: bigint;
+  /** "TraceEn=1 ToPA=1 MTCFreq=3 …" — non-zero fields in table order. */
+  format(raw: bigint): string;
+}
+
+/** Builds the codec of one register from its field table. */
+export function defineRegister<C, T extends FieldTable<C>>(name: string, fields: T): RegisterCodec<T, C> {
+  const entries = Object.entries(fields) as [string, Field<C>][];
+  let definedMask = 0n;
+  let readOnlyMask = 0n;
+  for (const [fname, f] of entries) {
+    const m = fieldMask(f);
+    if ((definedMask & m) !== 0n) throw new Error(`${name}: field ${fname} overlaps another field`);
+    definedMask |= m;
+    if (f.readOnly) readOnlyMask |= m;
+  }
+  return {
+    name,
+    fields,
+    definedMask,
+    reservedMask: MASK64 & ~definedMask,
+    readOnlyMask,
+    decode(raw) {
+      const out: Record<string, boolean | number | bigint> = {};
+      for (const [fname, f] of entries) out[fname] = decodeField(f, raw);
+      return out as Decoded<T>;
+    },
+    encode(values) {
+      let raw = 0n;
+      for (const [fname, v] of Object.entries(values) as [string, boolean | number | bigint | undefined][]) {
+        const f = fields[fname];
+        if (f === undefined) throw new RangeError(`${name} has no field ${fname}`);
+        if (v !== undefined) raw |= encodeField(fname, f, v);
+      }
+      return raw;
+    },
+    reservedMaskFor(caps) {
+      let mask = MASK64 & ~definedMask;
+      for (const [, f] of entries) if (f.gate && !f.gate.test(caps)) mask |= fieldMask(f);
+      return mask;
+    },
+    ungatedField(raw, caps) {
+      for (const [fname, f] of entries) {
+        if (f.gate && !f.gate.test(caps) && (raw & fieldMask(f)) !== 0n) return { name: fname, cpuid: f.gate.cpuid };
+      }
+      return undefined;
+    },
+    format(raw) {
+      const parts: string[] = [];
+      for (const [fname, f] of entries) {
+        const v = decodeField(f, raw);
+        if (v === false || v === 0 || v === 0n) continue;
+        parts.push(v === true ? fname : `${fname}=${typeof v === 'bigint' ? hex(v) : v}`);
+      }
+      const rsvd = raw & ~definedMask & MASK64;
+      if (rsvd !== 0n) parts.push(`reserved=${hex(rsvd)}`);
+      return parts.length ? parts.join(' ') : '0';
+    },
+  };
+}
+
+/** An MSR: a register codec with its address. */
+export type MsrCodec<T extends FieldTable<C>, C = never> = RegisterCodec<T, C> & { readonly address: number };
+
+/** Builds the codec of one MSR (STYLE §3: `defineMsr('IA32_RTIT_CTL', 0x570, {...})`). */
+export function defineMsr<C, T extends FieldTable<C>>(name: string, address: number, fields: T): MsrCodec<T, C> {
+  return Object.assign(defineRegister<C, T>(name, fields), { address });
+}
+
+/** `defineMsr` with the capability type fixed, so the field table's type is still inferred. */
+export function msrDefiner<C>() {
+  return <T extends FieldTable<C>>(name: string, address: number, fields: T): MsrCodec<T, C> =>
+    defineMsr<C, T>(name, address, fields);
+}

@@ -1,0 +1,115 @@
+// The one interface between the driver and a CPU (DESIGN.md "The target
+// interface"). The sim model, a QEMU guest and a bare-metal lab machine each
+// implement it; the driver never learns which one it has.
+import type { CpuidRegs } from './hw/cpuid.js';
+import type { CpuFault } from './errors.js';
+
+/** Every call that can block takes a signal (STYLE §6). */
+export interface CallOpts { readonly signal?: AbortSignal }
+
+export type MsrOp =
+  | { readonly op: 'rdmsr'; readonly msr: number }
+  | { readonly op: 'wrmsr'; readonly msr: number; readonly value: bigint };
+
+/** One executed operation of a batch. A #GP is data here; the batch stops after it. */
+export type MsrResult =
+  | { readonly ok: true; readonly op: 'rdmsr' | 'wrmsr'; readonly msr: number; readonly value: bigint }
+  | { readonly ok: false; readonly op: 'rdmsr' | 'wrmsr'; readonly msr: number; readonly fault: CpuFault };
+
+/** A physically contiguous region the target allocated. */
+export interface PhysRegion {
+  readonly base: bigint;
+  readonly size: number;
+}
+
+/** Physical memory as the CPU's output engine sees it. */
+export interface PhysMemory {
+  /** The largest size `alloc` can satisfy (a power of two). */
+  readonly maxContiguous: number;
+  /** Physically contiguous, `align`-aligned memory, zero-filled; throws AllocationError. */
+  alloc(size: number, align: number, opts?: CallOpts): Promise<PhysRegion>;
+  free(region: PhysRegion, opts?: CallOpts): Promise<void>;
+  /** Throws PtError('bad_address') outside memory the target backs. */
+  read(addr: bigint, length: number, opts?: CallOpts): Promise<Uint8Array>;
+  write(addr: bigint, data: Uint8Array, opts?: CallOpts): Promise<void>;
+}
+
+/**
+ * What runs on the traced CPU (DESIGN.md "Workloads"): real x86-64 code at `base`, entered at
+ * `entry`. `model` is the model's control-flow description; real targets ignore it.
+ */
+export interface Workload {
+  readonly name: string;
+  readonly image: Uint8Array;
+  readonly base: bigint;
+  readonly entry: bigint;
+  readonly model?: unknown;
+}
+
+export interface StartOpts extends CallOpts {
+  /** Raise a `slice` event (a preemption point) every this many branches. */
+  readonly sliceBranches?: number;
+}
+
+/** Something the traced CPU did that the driver must look at. */
+export type TargetEvent =
+  | {
+      readonly kind: 'pmi';
+      readonly cpu: number;
+      /** IA32_PERF_GLOBAL_STATUS as the top half read it. */
+      readonly globalStatus: bigint;
+      /** IA32_RTIT_CTL and IA32_RTIT_STATUS as the top half read them, before any change. */
+      readonly ctl: bigint;
+      readonly status: bigint;
+      /** The top half already cleared GLOBAL_STATUS bit 55 through the reset MSR. */
+      readonly acked: boolean;
+      /** The top half already cleared TraceEn (Linux-style NMI handler). */
+      readonly traceEnCleared: boolean;
+    }
+  | { readonly kind: 'slice'; readonly cpu: number; readonly branches: number }
+  | { readonly kind: 'exit'; readonly cpu: number; readonly code: number }
+  | { readonly kind: 'fault'; readonly cpu: number; readonly error: Error };
+
+/** A running workload. The model advances only while the driver awaits the next event. */
+export interface Execution extends AsyncDisposable {
+  readonly events: AsyncIterable<TargetEvent>;
+}
+
+export interface Target extends AsyncDisposable {
+  /** "sim:skylake", "qemu:tcg+model", "ssh:lab1". */
+  readonly description: string;
+  cpuid(leaf: number, subleaf: number, cpu?: number, opts?: CallOpts): Promise<CpuidRegs>;
+  /** Throws GeneralProtectionError {msr, reason} on #GP. */
+  rdmsr(cpu: number, msr: number, opts?: CallOpts): Promise<bigint>;
+  /** Throws GeneralProtectionError {msr, value, reason} on #GP; a faulting write changes nothing. */
+  wrmsr(cpu: number, msr: number, value: bigint, opts?: CallOpts): Promise<void>;
+  /** One round trip. Results in order; a #GP is a result and the batch stops there. */
+  msrBatch(cpu: number, ops: readonly MsrOp[], opts?: CallOpts): Promise<MsrResult[]>;
+  readonly phys: PhysMemory;
+  /** Unmask the LVT performance-monitor entry (the CPU masks it on every PMI: spec/msrs.md §11.1). */
+  pmiEnable(cpu: number, opts?: CallOpts): Promise<void>;
+  /** XSAVES with RFBM = `rfbm` (IA32_XSS[8] set around it); returns the compacted area. */
+  xsaves(cpu: number, rfbm: bigint, opts?: CallOpts): Promise<Uint8Array>;
+  /** XRSTORS of a compacted area made by `xsaves`. */
+  xrstors(cpu: number, area: Uint8Array, rfbm: bigint, opts?: CallOpts): Promise<void>;
+  /** Runs `workload` on `cpu`; its events say when the driver must act. */
+  start(workload: Workload, cpu: number, opts?: StartOpts): Execution;
+}
+
+/** One line of transcript.jsonl (DESIGN.md "The run directory"); hex strings as in spec/packet-json.md. */
+export interface TranscriptLine {
+  readonly seq: number;
+  readonly t_us: number;
+  readonly cpu: number;
+  readonly op: 'cpuid' | 'rdmsr' | 'wrmsr' | 'pmi' | 'xsaves' | 'xrstors' | 'alloc' | 'free' | 'pmi-enable'
+    | 'start' | 'slice' | 'exit' | 'fault';
+  readonly msr?: string;
+  readonly value?: string;
+  readonly result?: string;
+  readonly fault?: string;
+}
+
+/** Lowercase hex with 0x and no leading zeros (spec/packet-json.md conventions). */
+export function hex(v: bigint | number): string {
+  return `0x${v.toString(16)}`;
+}
