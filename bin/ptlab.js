@@ -1,3 +1,3 @@
 #!/usr/bin/env node
 // The installed `ptlab` command: runs the compiled CLI (npm run build makes dist/).
-import('../dist/harness/cli/main.js');
+import('../dist/harness/cli/ptlab.js');

@@ -1,0 +1,39 @@
+// The `ptlab` command line: one sub-command per file under ./commands.
+export interface CliIo {
+  out(s: string): void;
+  err(s: string): void;
+}
+
+type Command = (argv: string[], io: CliIo) => Promise<number>;
+
+/** Sub-commands, loaded on demand so `ptlab dump` does not pay for the model or QEMU code. */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  dump: {
+    summary: 'dump FILE.pt [--json|--stats]   decode a raw PT stream (ptdump-like; --json: packet JSON Lines)',
+    load: async () => (await import('./commands/dump.js')).dumpCommand,
+  },
+  demo: {
+    summary: 'demo [--out DIR]                 generate a sample stream and dump it (what `npm start` runs)',
+    load: async () => (await import('./commands/demo.js')).demoCommand,
+  },
+};
+
+function usage(): string {
+  const lines = Object.values(COMMANDS).map((c) => `  ptlab ${c.summary}`);
+  return ['usage:', ...lines, ''].join('\n');
+}
+
+/** Runs one command line; returns the exit status. */
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.out(usage());
+    return name === undefined ? 2 : 0;
+  }
+  const cmd = COMMANDS[name];
+  if (!cmd) {
+    io.err(`ptlab: unknown command '${name}'\n${usage()}`);
+    return 2;
+  }
+  return (await cmd.load())(rest, io);
+}
