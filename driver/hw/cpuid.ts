@@ -1,10 +1,13 @@
 // CPUID enumeration of Intel PT: one row per capability (Linux `pt_caps[]`,
 // spec/cpuid.md). `PtCaps` is what the driver, the model and the codecs'
 // gates all read.
-import { bits, type Gate } from './field.js';
+import { bits, type Gate, type Limit } from './field.js';
 
+/** A CPUID output register. */
 export type CpuidReg = 'eax' | 'ebx' | 'ecx' | 'edx';
+/** The four registers one CPUID leaf/sub-leaf returns. */
 export interface CpuidRegs { readonly eax: number; readonly ebx: number; readonly ecx: number; readonly edx: number }
+/** What a CPU returns for a sub-leaf above its maximum: all zeros. */
 export const ZERO_REGS: CpuidRegs = Object.freeze({ eax: 0, ebx: 0, ecx: 0, edx: 0 });
 
 interface CapRow {
@@ -74,13 +77,16 @@ export const PT_CAP_ROWS = {
   maxLinearAddr: row(0x8000_0008, 0, 'eax', 15, 8),
 } as const satisfies Record<string, CapRow>;
 
+/** Name of a capability row. */
 export type PtCapName = keyof typeof PT_CAP_ROWS;
 const FLAG_NAMES = [
   'intelPt', 'cr3Filtering', 'psbCyc', 'ipFiltering', 'mtc', 'ptwrite', 'powerEvents', 'pmiPreservation',
   'eventTrace', 'tntDisable', 'topaOutput', 'topaMultipleEntries', 'singleRangeOutput', 'transportOutput',
   'lip', 'xsaves', 'xssPtState',
 ] as const;
+/** Capabilities that are one bit (booleans in PtCaps). */
 export type PtCapFlag = (typeof FLAG_NAMES)[number];
+/** Capabilities that are counts or bitmaps (numbers in PtCaps). */
 export type PtCapNumber = Exclude<PtCapName, PtCapFlag>;
 
 /** What a CPU enumerates about Intel PT, decoded from CPUID. */
@@ -94,10 +100,12 @@ export type PtCaps = { readonly [K in PtCapFlag]: boolean } & { readonly [K in P
 /** "CPUID.(EAX=14H,ECX=0):EBX[1]" for a capability. */
 export function cpuidBitName(cap: PtCapName): string {
   const r: CapRow = PT_CAP_ROWS[cap];
-  const leaf = r.leaf.toString(16).toUpperCase();
-  const sub = r.leaf === 0x7 || r.leaf === 0x14 || r.leaf === 0xd ? `,ECX=${r.subleaf}` : '';
+  // The SDM's spelling: "CPUID.(EAX=07H,ECX=0):EBX[25]", "CPUID.80000008H:EAX[7:0]".
+  const leaf = r.leaf.toString(16).toUpperCase().padStart(2, '0');
   const range = r.hi === r.lo ? `[${r.lo}]` : `[${r.hi}:${r.lo}]`;
-  return `CPUID.(EAX=${leaf}H${sub}):${r.reg.toUpperCase()}${range}`;
+  const reg = `${r.reg.toUpperCase()}${range}`;
+  const hasSubleaves = r.leaf === 0x7 || r.leaf === 0x14 || r.leaf === 0xd;
+  return hasSubleaves ? `CPUID.(EAX=${leaf}H,ECX=${r.subleaf}):${reg}` : `CPUID.${leaf}H:${reg}`;
 }
 
 /** Every (leaf, subleaf) a probe must read to build `PtCaps`. */
@@ -105,6 +113,7 @@ export const PT_CPUID_QUERIES: readonly (readonly [number, number])[] = [
   [0x0, 0], [0x7, 0], [0x14, 0], [0x14, 1], [0xd, 1], [0xd, 8], [0x8000_0000, 0], [0x8000_0008, 0],
 ];
 
+/** Executes CPUID(leaf, subleaf) on the CPU being probed. */
 export type CpuidReader = (leaf: number, subleaf: number) => CpuidRegs;
 
 function vendorOf(r: CpuidRegs): string {
@@ -124,7 +133,7 @@ export function decodePtCaps(read: CpuidReader): PtCaps {
   const leaf0 = read(0, 0);
   const maxBasic = leaf0.eax >>> 0;
   const maxExt = (read(0x8000_0000, 0).eax >>> 0);
-  const intelPt = maxBasic >= 7 && ((read(0x7, 0).ebx >>> 25) & 1) === 1;
+  const intelPt = maxBasic >= 7 && bits(BigInt(read(0x7, 0).ebx >>> 0), 25, 25) === 1n;
   const ptLeaves = intelPt && maxBasic >= 0x14;
   const sub0Max = ptLeaves ? read(0x14, 0).eax >>> 0 : 0;
   const xsaveLeaves = maxBasic >= 0xd;
@@ -156,3 +165,9 @@ export function rangeGate(n: number): Gate<PtCaps> {
     test: (c) => c.ipFiltering && c.numAddressRanges > n,
   };
 }
+
+/** Limit of physical-address fields: bits at or above MAXPHYADDR are reserved (spec/msrs.md §5, spec/output.md §4.2). */
+export const maxPhysAddrLimit: Limit<{ readonly maxPhysAddr: number }> = {
+  cpuid: `${cpuidBitName('maxPhysAddr')} (MAXPHYADDR)`,
+  width: (c) => c.maxPhysAddr,
+};

@@ -1,8 +1,8 @@
 // The IA32_RTIT_* MSRs and the performance-monitoring MSRs of the ToPA PMI,
 // one field table each (spec/msrs.md; SDM Vol. 3C "IA32_RTIT_CTL MSR" and
 // "IA32_RTIT_STATUS MSR" tables, Vol. 4 MSR index).
-import { addr, bitRange, flag, MASK64, msrDefiner, uint, wide } from './field.js';
-import { capGate, rangeGate, type PtCaps } from './cpuid.js';
+import { addr, bitRange, bits, flag, MASK64, msrDefiner, uint, wide } from './field.js';
+import { capGate, maxPhysAddrLimit, rangeGate, type PtCaps } from './cpuid.js';
 
 const defineMsr = msrDefiner<PtCaps>();
 
@@ -35,9 +35,12 @@ export const IA32_RTIT_CTL = defineMsr('IA32_RTIT_CTL', 0x570, {
   InjectPsbPmiOnEnable: flag(56, { gate: capGate('pmiPreservation') }),
 });
 
-/** IA32_RTIT_STATUS (0x571): spec/msrs.md §4. Bits 0–2 are read-only (writes ignored, no #GP). */
+/**
+ * IA32_RTIT_STATUS (0x571): spec/msrs.md §4. Bits 0–2 are read-only (writes ignored, no #GP);
+ * FilterEn exists only with L14.0.EBX[2], otherwise bit 0 is "reserved, writes ignored".
+ */
 export const IA32_RTIT_STATUS = defineMsr('IA32_RTIT_STATUS', 0x571, {
-  FilterEn: flag(0, { readOnly: true }),
+  FilterEn: flag(0, { readOnly: true, gate: capGate('ipFiltering') }),
   ContextEn: flag(1, { readOnly: true }),
   TriggerEn: flag(2, { readOnly: true }),
   Error: flag(4),
@@ -47,9 +50,12 @@ export const IA32_RTIT_STATUS = defineMsr('IA32_RTIT_STATUS', 0x571, {
   PacketByteCnt: uint(48, 32, { gate: capGate('psbCyc') }),
 });
 
-/** IA32_RTIT_OUTPUT_BASE (0x560): spec/msrs.md §5. Bits ≥ MAXPHYADDR are reserved too (`physAddrReservedMask`). */
+/**
+ * IA32_RTIT_OUTPUT_BASE (0x560): spec/msrs.md §5. BasePhysAddr is MAXPHYADDR−1:7; 52 is the
+ * architectural maximum of MAXPHYADDR, and `reservedMaskFor(caps)` adds the bits ≥ caps.maxPhysAddr.
+ */
 export const IA32_RTIT_OUTPUT_BASE = defineMsr('IA32_RTIT_OUTPUT_BASE', 0x560, {
-  BasePhysAddr: addr(51, 7),
+  BasePhysAddr: addr(51, 7, { limit: maxPhysAddrLimit }),
 });
 
 /** IA32_RTIT_OUTPUT_MASK_PTRS (0x561): spec/msrs.md §6. LowerMask always reads 0x7F. */
@@ -99,7 +105,7 @@ export const IA32_XSS = defineMsr('IA32_XSS', 0xda0, {
 });
 
 /** Bit 55 of GLOBAL_STATUS / _RESET / _SET. */
-export const TRACE_TOPA_PMI = 1n << 55n;
+export const TRACE_TOPA_PMI: bigint = IA32_PERF_GLOBAL_STATUS.encode({ Trace_ToPA_PMI: true });
 
 /** Bits at or above MAXPHYADDR: reserved in OUTPUT_BASE and in ToPA entries. */
 export function physAddrReservedMask(maxPhysAddr: number): bigint {
@@ -108,8 +114,8 @@ export function physAddrReservedMask(maxPhysAddr: number): bigint {
 
 /** True when `v` is canonical for a `width`-bit linear address (bits 63:width-1 all equal). */
 export function isCanonical(v: bigint, width: number): boolean {
-  const top = v >> BigInt(width - 1);
-  return top === 0n || top === (MASK64 >> BigInt(width - 1));
+  const top = bits(v, 63, width - 1);
+  return top === 0n || top === bits(MASK64, 63, width - 1);
 }
 
 /** Every IA32_RTIT_* MSR address, ADDR3_B last (spec/msrs.md §1). */

@@ -1,0 +1,302 @@
+// One test per rule of spec/msrs.md §2, §3.3 and the §9 checklist, plus BDM106 and KVM.
+// Values are written by hand from the spec text.
+import { describe, expect, test } from 'vitest';
+import { rdmsrProblem, wrmsrProblem, type MsrQuirks, type WrmsrContext } from '../../driver/hw/validate.js';
+import type { PtCaps } from '../../driver/hw/cpuid.js';
+import { CAPS, caps, NO_PT_BIT, type ProfileName } from './fixtures.js';
+
+const CTL = 0x570, STATUS = 0x571, OUTPUT_BASE = 0x560, MASK_PTRS = 0x561, CR3_MATCH = 0x572;
+const ADDR0_A = 0x580, ADDR1_B = 0x583, ADDR2_A = 0x584, ADDR3_B = 0x587;
+const TraceEn = 0x1n, OS = 0x4n, User = 0x8n, ToPA = 0x100n, BranchEn = 0x2000n, FabricEn = 0x40n;
+const RUNNING = TraceEn | OS | ToPA | BranchEn; // 0x2105
+
+const QUIRKS: Record<string, MsrQuirks> = { bdw: { branchEnRequired: true }, qemu: { kvm: true } };
+function ctx(profile: ProfileName, extra: Partial<WrmsrContext> = {}): WrmsrContext {
+  return { caps: CAPS[profile], ctl: 0n, ...extra };
+}
+const rule = (msr: number, value: bigint, c: WrmsrContext): string | undefined => wrmsrProblem(msr, value, c)?.rule;
+
+describe('G1: no Intel PT (leaf 7 EBX[25] = 0)', () => {
+  const noPt = caps(NO_PT_BIT);
+  test.for([{ msr: CTL }, { msr: STATUS }, { msr: OUTPUT_BASE }, { msr: ADDR0_A }, { msr: 0x565 }])(
+    'WRMSR and RDMSR of $msr raise #GP', ({ msr }) => {
+      expect(rule(msr, 0n, { caps: noPt, ctl: 0n })).toBe('G1');
+      expect(rdmsrProblem(msr, noPt)?.rule).toBe('G1');
+    });
+
+  test('an MSR outside 0x560–0x587 is not judged', () => {
+    expect(rdmsrProblem(0x38e, noPt)).toBeUndefined();
+    expect(wrmsrProblem(0x390, 1n, { caps: noPt, ctl: 0n })).toBeUndefined();
+  });
+});
+
+describe('G2: MSR not enumerated (spec/msrs.md §1)', () => {
+  test.for([
+    { profile: 'none', msr: OUTPUT_BASE, want: 'G2' },
+    { profile: 'none', msr: MASK_PTRS, want: 'G2' },
+    { profile: 'bdw', msr: OUTPUT_BASE, want: undefined },
+    { profile: 'none', msr: CR3_MATCH, want: 'G2' },
+    { profile: 'bdw', msr: CR3_MATCH, want: undefined },
+    { profile: 'bdw', msr: ADDR0_A, want: 'G2' },
+    { profile: 'kbl', msr: ADDR1_B, want: undefined },
+    { profile: 'kbl', msr: ADDR2_A, want: 'G2' },
+    { profile: 'full', msr: ADDR3_B, want: undefined },
+    { profile: 'kbl', msr: 0x562, want: 'G2' },
+    { profile: 'kbl', msr: 0x573, want: 'G2' },
+  ] as const)('$profile: RDMSR/WRMSR $msr → $want', ({ profile, msr, want }) => {
+    expect(rdmsrProblem(msr, CAPS[profile])?.rule).toBe(want);
+    expect(rule(msr, 0n, ctx(profile))).toBe(want);
+  });
+});
+
+describe('G3: only IA32_RTIT_CTL may be written while TraceEn = 1', () => {
+  test.for([{ msr: STATUS }, { msr: OUTPUT_BASE }, { msr: MASK_PTRS }, { msr: CR3_MATCH }, { msr: ADDR0_A }])(
+    'WRMSR $msr with TraceEn = 1 raises #GP', ({ msr }) => {
+      expect(rule(msr, 0n, ctx('kbl', { ctl: RUNNING }))).toBe('G3');
+    });
+
+  test('the reason names the rule', () => {
+    expect(wrmsrProblem(STATUS, 0n, ctx('kbl', { ctl: RUNNING }))?.reason).toMatch(/^TraceEn=1: only IA32_RTIT_CTL may be written/);
+  });
+
+  test('RDMSR with TraceEn = 1 is legal', () => {
+    expect(rdmsrProblem(STATUS, CAPS.kbl)).toBeUndefined();
+  });
+});
+
+test('G5: WRMSR and RDMSR at CPL 3 raise #GP', () => {
+  expect(rule(CTL, 0n, ctx('kbl', { cpl: 3 }))).toBe('G5');
+  expect(rdmsrProblem(CTL, CAPS.kbl, { cpl: 3 })?.rule).toBe('G5');
+});
+
+describe('CTL rule 2: reserved and un-enumerated bits', () => {
+  test.for([
+    { what: 'reserved bit 18', value: 0x4_0000n, profile: 'full', want: 'CTL.2' },
+    { what: 'reserved bit 48', value: 0x1_0000_0000_0000n, profile: 'full', want: 'CTL.2' },
+    { what: 'reserved bit 63', value: 0x8000_0000_0000_0000n, profile: 'full', want: 'CTL.2' },
+    { what: 'CYCEn without EBX[1]', value: 0x2n, profile: 'none', want: 'CTL.2' },
+    { what: 'CYCEn with EBX[1]', value: 0x2n, profile: 'kbl', want: undefined },
+    { what: 'PwrEvtEn without EBX[5]', value: 0x10n, profile: 'kbl', want: 'CTL.2' },
+    { what: 'PwrEvtEn with EBX[5]', value: 0x10n, profile: 'full', want: undefined },
+    { what: 'FUPonPTW without EBX[4]', value: 0x20n, profile: 'kbl', want: 'CTL.2' },
+    { what: 'PTWEn without EBX[4]', value: 0x1000n, profile: 'kbl', want: 'CTL.2' },
+    { what: 'PTWEn with EBX[4]', value: 0x1000n, profile: 'full', want: undefined },
+    { what: 'FabricEn without ECX[3]', value: 0x40n, profile: 'kbl', want: 'CTL.2' },
+    { what: 'FabricEn with ECX[3]', value: 0x40n, profile: 'full', want: undefined },
+    { what: 'CR3Filter without EBX[0]', value: 0x80n, profile: 'none', want: 'CTL.2' },
+    { what: 'CR3Filter on Broadwell', value: 0x80n, profile: 'bdw', want: undefined },
+    { what: 'ToPA without ECX[0]', value: 0x100n, profile: 'none', want: 'CTL.2' },
+    { what: 'ToPA on Broadwell', value: 0x100n, profile: 'bdw', want: undefined },
+    { what: 'MTCEn without EBX[3]', value: 0x200n, profile: 'bdw', want: 'CTL.2' },
+    { what: 'MTCFreq=3 without EBX[3]', value: 0xc000n, profile: 'bdw', want: 'CTL.2' },
+    { what: 'MTCEn, MTCFreq=3 with EBX[3]', value: 0xc200n, profile: 'kbl', want: undefined },
+    { what: 'PSBFreq=1 without EBX[1]', value: 0x100_0000n, profile: 'bdw', want: 'CTL.2' },
+    { what: 'ADDR0_CFG=1 without EBX[2]', value: 0x1_0000_0000n, profile: 'bdw', want: 'CTL.2' },
+    { what: 'ADDR1_CFG=1 with RANGECNT 2', value: 0x10_0000_0000n, profile: 'kbl', want: undefined },
+    { what: 'ADDR2_CFG=1 with RANGECNT 2', value: 0x100_0000_0000n, profile: 'kbl', want: 'CTL.2' },
+    { what: 'ADDR3_CFG=2 with RANGECNT 4', value: 0x2000_0000_0000n, profile: 'full', want: undefined },
+    { what: 'EventEn without EBX[7]', value: 0x8000_0000n, profile: 'kbl', want: 'CTL.2' },
+    { what: 'EventEn with EBX[7]', value: 0x8000_0000n, profile: 'full', want: undefined },
+    { what: 'DisTNT without EBX[8]', value: 0x0080_0000_0000_0000n, profile: 'kbl', want: 'CTL.2' },
+    { what: 'DisTNT with EBX[8]', value: 0x0080_0000_0000_0000n, profile: 'full', want: undefined },
+    { what: 'InjectPsbPmiOnEnable without EBX[6]', value: 0x0100_0000_0000_0000n, profile: 'kbl', want: 'CTL.2' },
+    { what: 'InjectPsbPmiOnEnable with EBX[6]', value: 0x0100_0000_0000_0000n, profile: 'full', want: undefined },
+    { what: 'BranchEn, never gated', value: 0x2000n, profile: 'none', want: undefined },
+  ] as const)('$what on $profile → $want', ({ value, profile, want }) => {
+    expect(rule(CTL, value, ctx(profile))).toBe(want);
+  });
+
+  test('the reason of a reserved bit is "reserved bit 18 set"', () => {
+    expect(wrmsrProblem(CTL, 0x4_0000n, ctx('full'))?.reason).toBe('reserved bit 18 set');
+  });
+
+  test('the reason of an un-enumerated field names the field and its CPUID bit', () => {
+    expect(wrmsrProblem(CTL, 0x10n, ctx('kbl'))?.reason).toBe('PwrEvtEn set but CPUID.(EAX=14H,ECX=0):EBX[5] = 0');
+  });
+});
+
+describe('CTL rule 3: TraceEn lock', () => {
+  test('changing a bit while TraceEn stays 1 raises #GP', () => {
+    expect(rule(CTL, RUNNING | User, ctx('kbl', { ctl: RUNNING }))).toBe('CTL.3');
+  });
+
+  test('writing back exactly the current value while TraceEn = 1 is legal', () => {
+    expect(rule(CTL, RUNNING, ctx('kbl', { ctl: RUNNING }))).toBeUndefined();
+  });
+
+  test('clearing TraceEn while changing other bits is legal', () => {
+    expect(rule(CTL, (RUNNING | User) & ~TraceEn, ctx('kbl', { ctl: RUNNING }))).toBeUndefined();
+  });
+
+  test('changing bits while TraceEn goes 0 → 1 is legal', () => {
+    expect(rule(CTL, RUNNING | User, ctx('kbl', { ctl: OS }))).toBeUndefined();
+  });
+});
+
+describe('CTL rule 4: ADDRn_CFG > 2', () => {
+  test.for([
+    { value: 0x3_0000_0000n, what: 'ADDR0_CFG=3', want: 'CTL.4' },
+    { value: 0xf0_0000_0000n, what: 'ADDR1_CFG=15', want: 'CTL.4' },
+    { value: 0x22_0000_0000n, what: 'ADDR0_CFG=2, ADDR1_CFG=2', want: undefined },
+  ] as const)('$what on kbl → $want', ({ value, want }) => {
+    expect(rule(CTL, value, ctx('kbl'))).toBe(want);
+  });
+});
+
+describe('CTL rules 5–7: encodings not in the CPUID bitmaps', () => {
+  test.for([
+    // kbl: MTC bitmap 0x0249 = {0,3,6,9}; CYC 0x3FFF = {0..13}; PSB 0x3F = {0..5}.
+    { rule: 'CTL.5', what: 'MTCFreq=1 (even with MTCEn=0)', value: 0x4000n, profile: 'kbl' },
+    { rule: undefined, what: 'MTCFreq=9', value: 0x2_4000n, profile: 'kbl' },
+    { rule: 'CTL.6', what: 'CycThresh=14', value: 0x70_0000n, profile: 'kbl' },
+    { rule: undefined, what: 'CycThresh=13', value: 0x68_0000n, profile: 'kbl' },
+    // QEMU's CYC bitmap is 0x1FFF = {0..12}.
+    { rule: 'CTL.6', what: 'CycThresh=13', value: 0x68_0000n, profile: 'qemu' },
+    { rule: 'CTL.7', what: 'PSBFreq=6', value: 0x600_0000n, profile: 'kbl' },
+    { rule: undefined, what: 'PSBFreq=5', value: 0x500_0000n, profile: 'kbl' },
+    { rule: 'CTL.7', what: 'PSBFreq=6', value: 0x600_0000n, profile: 'full' },
+    { rule: undefined, what: 'MTCFreq=15, CycThresh=15', value: 0x7b_c000n, profile: 'full' },
+  ] as const)('$what on $profile → $rule', ({ rule: want, value, profile }) => {
+    expect(rule(CTL, value, ctx(profile))).toBe(want);
+  });
+
+  test('the bitmap rule applies to encoding 0 when bit 0 of the bitmap is clear (Open Question 5)', () => {
+    const odd: PtCaps = { ...CAPS.kbl, psbPeriods: 0x3e };
+    expect(rule(CTL, 0n, { caps: odd, ctl: 0n })).toBe('CTL.7');
+  });
+
+  test('the reason names the field, the CPUID bitmap and its value', () => {
+    expect(wrmsrProblem(CTL, 0x700_0000n, ctx('kbl'))?.reason).toBe('PSBFreq=7 not in CPUID.(EAX=14H,ECX=1):EBX[31:16] bitmap 0x3f');
+  });
+});
+
+describe('CTL rule 8: TraceEn=1, ToPA=0, FabricEn=0 without single-range output', () => {
+  const noSingle: PtCaps = { ...CAPS.full, singleRangeOutput: false };
+  test.for([
+    { what: 'Broadwell, single range', caps: CAPS.bdw, value: TraceEn | BranchEn, want: 'CTL.8' },
+    { what: 'no features, single range', caps: CAPS.none, value: TraceEn | BranchEn, want: 'CTL.8' },
+    { what: 'Kaby Lake, single range', caps: CAPS.kbl, value: TraceEn | BranchEn, want: undefined },
+    { what: 'no single range, FabricEn=1', caps: noSingle, value: TraceEn | BranchEn | FabricEn, want: undefined },
+    { what: 'no single range, ToPA=1 with FabricEn=1', caps: noSingle, value: TraceEn | ToPA | FabricEn, want: undefined },
+    { what: 'no single range, TraceEn=0', caps: noSingle, value: BranchEn, want: undefined },
+  ] as const)('$what → $want', ({ caps: c, value, want }) => {
+    expect(rule(CTL, value, { caps: c, ctl: 0n })).toBe(want);
+  });
+});
+
+describe('CTL rule 9: TraceEn=1 in VMX operation with IA32_VMX_MISC[14] = 0', () => {
+  test('setting TraceEn raises #GP', () => {
+    expect(rule(CTL, RUNNING, ctx('kbl', { inVmxOperation: true, vmxMiscBit14: false }))).toBe('CTL.9');
+  });
+  test('IA32_VMX_MISC[14] = 1 allows it', () => {
+    expect(rule(CTL, RUNNING, ctx('kbl', { inVmxOperation: true, vmxMiscBit14: true }))).toBeUndefined();
+  });
+  test('a write with TraceEn = 0 is allowed', () => {
+    expect(rule(CTL, RUNNING & ~TraceEn, ctx('kbl', { inVmxOperation: true }))).toBeUndefined();
+  });
+});
+
+describe('BDM106 (Broadwell quirk): TraceEn=1 requires BranchEn=1', () => {
+  test('TraceEn with BranchEn=0 raises #GP', () => {
+    expect(rule(CTL, TraceEn | OS | ToPA, ctx('bdw', { quirks: QUIRKS.bdw }))).toBe('BDM106');
+  });
+  test('TraceEn with BranchEn=1 is legal', () => {
+    expect(rule(CTL, RUNNING, ctx('bdw', { quirks: QUIRKS.bdw }))).toBeUndefined();
+  });
+  test('without the quirk BranchEn=0 is legal', () => {
+    expect(rule(CTL, TraceEn | OS | ToPA, ctx('bdw'))).toBeUndefined();
+  });
+  test('TraceEn=0 with BranchEn=0 is legal', () => {
+    expect(rule(CTL, OS | ToPA, ctx('bdw', { quirks: QUIRKS.bdw }))).toBeUndefined();
+  });
+});
+
+describe('KVM quirk (anchors.md §6)', () => {
+  const kvmFull = ctx('full', { quirks: QUIRKS.qemu });
+  test.for([
+    { field: 'EventEn (31)', value: 0x8000_0000n },
+    { field: 'DisTNT (55)', value: 0x0080_0000_0000_0000n },
+    { field: 'InjectPsbPmiOnEnable (56)', value: 0x0100_0000_0000_0000n },
+  ])('CTL $field raises #GP even when CPUID enumerates it', ({ value }) => {
+    expect(rule(CTL, value, kvmFull)).toBe('KVM.CTL');
+  });
+
+  test('with QEMU leaf 14H EventEn is already an un-enumerated bit', () => {
+    expect(rule(CTL, 0x8000_0000n, ctx('qemu', { quirks: QUIRKS.qemu }))).toBe('CTL.2');
+  });
+
+  test('any CTL write in VMX operation raises #GP, even with IA32_VMX_MISC[14] = 1 and TraceEn = 0', () => {
+    expect(rule(CTL, OS, ctx('qemu', { quirks: QUIRKS.qemu, inVmxOperation: true, vmxMiscBit14: true }))).toBe('KVM.VMX');
+  });
+
+  test.for([{ bit: 6, value: 0x40n }, { bit: 7, value: 0x80n }])('STATUS bit $bit raises #GP even when EBX[6] = 1', ({ value }) => {
+    expect(rule(STATUS, value, kvmFull)).toBe('KVM.STATUS');
+  });
+
+  test('STATUS bits {0,1,2,4,5,48:32} are accepted', () => {
+    expect(rule(STATUS, 0x1_ffff_0000_0037n, ctx('qemu', { quirks: QUIRKS.qemu }))).toBeUndefined();
+  });
+
+  test('ADDRn_A/B only for n < ranges (2 on QEMU)', () => {
+    expect(rule(ADDR2_A, 0n, ctx('qemu', { quirks: QUIRKS.qemu }))).toBe('G2');
+    expect(rule(ADDR1_B, 0n, ctx('qemu', { quirks: QUIRKS.qemu }))).toBeUndefined();
+  });
+
+  test('ADDRn_CFG only for n < ranges (2 on QEMU)', () => {
+    expect(rule(CTL, 0x100_0000_0000n, ctx('qemu', { quirks: QUIRKS.qemu }))).toBe('CTL.2');
+  });
+});
+
+describe('IA32_RTIT_STATUS (§4, §9)', () => {
+  test.for([
+    { what: 'bit 3', value: 0x8n, profile: 'full', want: 'STATUS.reserved' },
+    { what: 'bit 8', value: 0x100n, profile: 'full', want: 'STATUS.reserved' },
+    { what: 'bit 31', value: 0x8000_0000n, profile: 'full', want: 'STATUS.reserved' },
+    { what: 'bit 49', value: 0x2_0000_0000_0000n, profile: 'full', want: 'STATUS.reserved' },
+    { what: 'PendPSB (6) without EBX[6]', value: 0x40n, profile: 'kbl', want: 'STATUS.reserved' },
+    { what: 'PendTopaPMI (7) without EBX[6]', value: 0x80n, profile: 'kbl', want: 'STATUS.reserved' },
+    { what: 'PendPSB, PendTopaPMI with EBX[6]', value: 0xc0n, profile: 'full', want: undefined },
+    { what: 'PacketByteCnt≠0 without EBX[1]', value: 0x1_0000_0000n, profile: 'bdw', want: 'STATUS.PacketByteCnt' },
+    { what: 'PacketByteCnt≠0 with EBX[1]', value: 0x1_0000_0000n, profile: 'kbl', want: undefined },
+    { what: 'Error and Stopped', value: 0x30n, profile: 'none', want: undefined },
+    { what: 'read-only bits 0–2 (FilterEn: reserved, writes ignored)', value: 0x7n, profile: 'bdw', want: undefined },
+  ] as const)('$what on $profile → $want', ({ value, profile, want }) => {
+    expect(rule(STATUS, value, ctx(profile))).toBe(want);
+  });
+});
+
+describe('IA32_RTIT_OUTPUT_BASE (§5, §9)', () => {
+  test.for([
+    { what: 'bits 6:0 ≠ 0', value: 0x10_0040n, profile: 'kbl', want: 'OUTPUT_BASE.reserved' },
+    { what: 'bit 39 with MAXPHYADDR 39', value: 0x80_0000_0000n, profile: 'kbl', want: 'OUTPUT_BASE.MAXPHYADDR' },
+    { what: 'bit 39 with MAXPHYADDR 52', value: 0x80_0000_0000n, profile: 'full', want: undefined },
+    { what: 'bit 52 with MAXPHYADDR 52', value: 0x10_0000_0000_0000n, profile: 'full', want: 'OUTPUT_BASE.MAXPHYADDR' },
+    { what: 'bits 11:7 ≠ 0 (an operational error, not #GP)', value: 0x10_0080n, profile: 'kbl', want: undefined },
+  ] as const)('$what on $profile → $want', ({ value, profile, want }) => {
+    expect(rule(OUTPUT_BASE, value, ctx(profile))).toBe(want);
+  });
+});
+
+test('IA32_RTIT_OUTPUT_MASK_PTRS accepts any value while TraceEn = 0 (§6)', () => {
+  expect(rule(MASK_PTRS, 0xffff_ffff_ffff_ff00n, ctx('kbl'))).toBeUndefined();
+});
+
+describe('IA32_RTIT_CR3_MATCH (§7, §9)', () => {
+  test('bits 4:0 ≠ 0 raise #GP', () => {
+    expect(rule(CR3_MATCH, 0x1234_5001n, ctx('kbl'))).toBe('CR3_MATCH.reserved');
+  });
+  test('bits above MAXPHYADDR are not checked (Open Question 12)', () => {
+    expect(rule(CR3_MATCH, 0xffff_0000_0000_1000n, ctx('kbl'))).toBeUndefined();
+  });
+});
+
+describe('IA32_RTIT_ADDRn_A/B (§8, §9): canonical for the maximum linear-address width', () => {
+  test.for([
+    { value: 0x0000_8000_0000_0000n, profile: 'kbl', want: 'ADDR.canonical' },
+    { value: 0xffff_8000_0000_0000n, profile: 'kbl', want: undefined },
+    { value: 0x0000_8000_0000_0000n, profile: 'full', want: undefined },
+    { value: 0x0100_0000_0000_0000n, profile: 'full', want: 'ADDR.canonical' },
+  ] as const)('$value on $profile → $want', ({ value, profile, want }) => {
+    expect(rule(ADDR0_A, value, ctx(profile))).toBe(want);
+  });
+});
