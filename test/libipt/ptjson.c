@@ -1,0 +1,348 @@
+/*
+ * ptjson - dump an Intel PT file as the JSON Lines of spec/packet-json.md,
+ * decoded by libipt's packet decoder (an independent oracle for ptlab's own
+ * decoder, driver/decode/).
+ *
+ * Usage: ptjson [--unknown] FILE...
+ *
+ * With more than one FILE, each file's lines are preceded by "#file FILE".
+ * --unknown installs libipt's unknown-packet callback for the packets newer
+ * than libipt 2.0.5 (BBP, BEP, CFE, EVD, TRIG: spec/packets.md §3.18-3.20),
+ * which are then printed as {"off","size","type":"unknown"} instead of a
+ * bad_opc error; it exists to show what libipt does with the bytes after them
+ * (a BIP decodes as TNT-8, spec/packets.md §2).
+ *
+ * Error and resynchronisation rules (spec/packet-json.md): bytes before the
+ * first PSB are skipped silently; no PSB at all gives {"off":0,"error":"eos"};
+ * an error gives {"off":N,"error":NAME} at the bad packet and decoding resumes
+ * at the next PSB that libipt's pt_pkt_sync_forward() finds.
+ */
+#include "ptio.h"
+
+#include <inttypes.h>
+
+static int opt_unknown;
+
+/* Exactly the hex form of spec/packet-json.md: 0x, lowercase, no leading 0s. */
+static void put_hex(const char *key, uint64_t value)
+{
+	printf(",\"%s\":\"0x%" PRIx64 "\"", key, value);
+}
+
+static void put_int(const char *key, uint64_t value)
+{
+	printf(",\"%s\":%" PRIu64, key, value);
+}
+
+static void put_bool(const char *key, int value)
+{
+	printf(",\"%s\":%s", key, value ? "true" : "false");
+}
+
+static const char *ipc_name(enum pt_ip_compression ipc)
+{
+	switch (ipc) {
+	case pt_ipc_suppressed:
+		return "suppressed";
+	case pt_ipc_update_16:
+		return "update-16";
+	case pt_ipc_update_32:
+		return "update-32";
+	case pt_ipc_sext_48:
+		return "sext-48";
+	case pt_ipc_update_48:
+		return "update-48";
+	case pt_ipc_full:
+		return "full";
+	}
+	return "invalid";
+}
+
+static const char *exec_mode_name(const struct pt_packet_mode_exec *exec)
+{
+	switch (pt_get_exec_mode(exec)) {
+	case ptem_16bit:
+		return "16bit";
+	case ptem_32bit:
+		return "32bit";
+	case ptem_64bit:
+		return "64bit";
+	case ptem_unknown:
+		break;
+	}
+	return "unknown";
+}
+
+static void put_ip(const char *type, const struct pt_packet_ip *ip)
+{
+	printf("%s\"", type);
+	printf(",\"ipc\":\"%s\"", ipc_name(ip->ipc));
+	if (ip->ipc != pt_ipc_suppressed)
+		put_hex("ip", ip->ip);
+}
+
+/*
+ * libipt keeps the TNT results without the stop bit in the low bit_size bits
+ * of payload, the oldest result in the most significant of them (libipt
+ * pt_pkt_read_tnt(); spec/packets.md §3.2: the bit next to the stop bit is
+ * the oldest). packet-json wants the oldest first.
+ */
+static void put_tnt(const char *type, const struct pt_packet_tnt *tnt)
+{
+	char bits[65];
+	int n = tnt->bit_size, k;
+
+	for (k = 0; k < n && k < 64; k++)
+		bits[k] = ((tnt->payload >> (n - 1 - k)) & 1) ? '1' : '0';
+	bits[k] = '\0';
+	printf("%s\",\"n\":%d,\"bits\":\"%s\"", type, n, bits);
+}
+
+static void put_packet(uint64_t off, const struct pt_packet *pkt)
+{
+	printf("{\"off\":%" PRIu64 ",\"size\":%u,\"type\":\"", off,
+	       (unsigned)pkt->size);
+	switch (pkt->type) {
+	case ppt_pad:
+		printf("pad\"");
+		break;
+	case ppt_psb:
+		printf("psb\"");
+		break;
+	case ppt_psbend:
+		printf("psbend\"");
+		break;
+	case ppt_ovf:
+		printf("ovf\"");
+		break;
+	case ppt_stop:
+		printf("stop\"");
+		break;
+	case ppt_tip:
+		put_ip("tip", &pkt->payload.ip);
+		break;
+	case ppt_tip_pge:
+		put_ip("tip.pge", &pkt->payload.ip);
+		break;
+	case ppt_tip_pgd:
+		put_ip("tip.pgd", &pkt->payload.ip);
+		break;
+	case ppt_fup:
+		put_ip("fup", &pkt->payload.ip);
+		break;
+	case ppt_tnt_8:
+		put_tnt("tnt.8", &pkt->payload.tnt);
+		break;
+	case ppt_tnt_64:
+		put_tnt("tnt.64", &pkt->payload.tnt);
+		break;
+	case ppt_mode:
+		if (pkt->payload.mode.leaf == pt_mol_exec) {
+			const struct pt_packet_mode_exec *exec =
+				&pkt->payload.mode.bits.exec;
+
+			printf("mode.exec\"");
+			put_bool("csl", exec->csl);
+			put_bool("csd", exec->csd);
+			printf(",\"mode\":\"%s\"", exec_mode_name(exec));
+		} else {
+			printf("mode.tsx\"");
+			put_bool("intx", pkt->payload.mode.bits.tsx.intx);
+			put_bool("abrt", pkt->payload.mode.bits.tsx.abrt);
+		}
+		break;
+	case ppt_pip:
+		printf("pip\"");
+		put_hex("cr3", pkt->payload.pip.cr3);
+		put_bool("nr", pkt->payload.pip.nr);
+		break;
+	case ppt_vmcs:
+		printf("vmcs\"");
+		put_hex("base", pkt->payload.vmcs.base);
+		break;
+	case ppt_cbr:
+		printf("cbr\"");
+		put_int("ratio", pkt->payload.cbr.ratio);
+		break;
+	case ppt_tsc:
+		printf("tsc\"");
+		put_hex("tsc", pkt->payload.tsc.tsc);
+		break;
+	case ppt_tma:
+		printf("tma\"");
+		put_int("ctc", pkt->payload.tma.ctc);
+		put_int("fc", pkt->payload.tma.fc);
+		break;
+	case ppt_mtc:
+		printf("mtc\"");
+		put_int("ctc", pkt->payload.mtc.ctc);
+		break;
+	case ppt_cyc:
+		printf("cyc\"");
+		put_hex("value", pkt->payload.cyc.value);
+		break;
+	case ppt_mnt:
+		printf("mnt\"");
+		put_hex("payload", pkt->payload.mnt.payload);
+		break;
+	case ppt_exstop:
+		printf("exstop\"");
+		put_bool("ip", pkt->payload.exstop.ip);
+		break;
+	case ppt_mwait:
+		printf("mwait\"");
+		put_hex("hints", pkt->payload.mwait.hints);
+		put_hex("ext", pkt->payload.mwait.ext);
+		break;
+	case ppt_pwre:
+		printf("pwre\"");
+		put_int("state", pkt->payload.pwre.state);
+		put_int("sub_state", pkt->payload.pwre.sub_state);
+		put_bool("hw", pkt->payload.pwre.hw);
+		break;
+	case ppt_pwrx:
+		printf("pwrx\"");
+		put_int("last", pkt->payload.pwrx.last);
+		put_int("deepest", pkt->payload.pwrx.deepest);
+		put_bool("interrupt", pkt->payload.pwrx.interrupt);
+		put_bool("store", pkt->payload.pwrx.store);
+		put_bool("autonomous", pkt->payload.pwrx.autonomous);
+		break;
+	case ppt_ptw:
+		printf("ptw\"");
+		put_int("plc", pkt->payload.ptw.plc);
+		put_hex("payload", pkt->payload.ptw.payload);
+		put_bool("ip", pkt->payload.ptw.ip);
+		break;
+	case ppt_unknown:
+		printf("unknown\"");
+		break;
+	case ppt_invalid:
+		printf("invalid\"");
+		break;
+	}
+	printf("}\n");
+}
+
+static void put_error(uint64_t off, int status)
+{
+	printf("{\"off\":%" PRIu64 ",\"error\":\"%s\"}\n", off,
+	       ptio_error_name(status));
+}
+
+/*
+ * Sizes of the packets newer than libipt 2.0.5, for --unknown only
+ * (spec/packets.md §1 and §3.18-3.20). Anything else stays bad_opc.
+ */
+static int decode_unknown(struct pt_packet_unknown *unknown,
+			  const struct pt_config *config, const uint8_t *pos,
+			  void *context)
+{
+	size_t left = (size_t)(config->end - pos);
+	int size = 0;
+
+	(void)unknown;
+	(void)context;
+	if (pos[0] == 0x02 && left >= 2) {
+		switch (pos[1]) {
+		case 0x63: /* BBP */
+			size = 3;
+			break;
+		case 0x33: /* BEP */
+		case 0xb3:
+			size = 2;
+			break;
+		case 0x13: /* CFE */
+			size = 4;
+			break;
+		case 0x53: /* EVD */
+			size = 11;
+			break;
+		}
+	} else if (pos[0] == 0xd9 && left >= 2) { /* TRIG: ICNTV adds 2 */
+		size = (pos[1] & 0x40) ? 5 : 3;
+	}
+	if (size == 0)
+		return -pte_bad_opc;
+	if ((size_t)size > left)
+		return -pte_eos;
+	return size;
+}
+
+static int dump_file(const char *path)
+{
+	struct pt_packet_decoder *decoder;
+	struct pt_config config;
+	uint8_t *buf;
+	size_t size;
+	int status;
+
+	buf = ptio_read_file(path, &size);
+	if (!buf)
+		return -1;
+
+	pt_config_init(&config);
+	config.begin = buf;
+	config.end = buf + size;
+	if (opt_unknown)
+		config.decode.callback = decode_unknown;
+
+	decoder = pt_pkt_alloc_decoder(&config);
+	if (!decoder) {
+		fprintf(stderr, "%s: cannot allocate a libipt decoder\n", path);
+		free(buf);
+		return -1;
+	}
+
+	status = pt_pkt_sync_forward(decoder);
+	if (status < 0)
+		put_error(0, status); /* no PSB at all: {"off":0,"error":"eos"} */
+
+	while (status >= 0) {
+		struct pt_packet pkt;
+		uint64_t off;
+
+		status = pt_pkt_get_offset(decoder, &off);
+		if (status < 0)
+			break;
+		status = pt_pkt_next(decoder, &pkt, sizeof(pkt));
+		if (status >= 0) {
+			put_packet(off, &pkt);
+			continue;
+		}
+		if (status == -pte_eos && off == size)
+			break; /* ended exactly on a packet boundary */
+		put_error(off, status);
+		status = pt_pkt_sync_forward(decoder);
+	}
+
+	pt_pkt_free_decoder(decoder);
+	free(buf);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static char outbuf[1 << 16];
+	int first = 1, files, i, rc = 0;
+
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	if (argc > 1 && strcmp(argv[1], "--unknown") == 0) {
+		opt_unknown = 1;
+		first = 2;
+	}
+	files = argc - first;
+	if (files < 1) {
+		fprintf(stderr, "usage: ptjson [--unknown] FILE...\n");
+		return 2;
+	}
+	for (i = first; i < argc; i++) {
+		if (files > 1)
+			printf("#file %s\n", argv[i]);
+		if (dump_file(argv[i]) < 0)
+			rc = 1;
+	}
+	if (fflush(stdout) != 0)
+		rc = 1;
+	return rc;
+}
