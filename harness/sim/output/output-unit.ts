@@ -1,0 +1,57 @@
+// The PT unit's output stage (spec/output.md §1): picks single-range or ToPA
+// output at each TraceEn 0→1 from CTL.ToPA/FabricEn, and is the OutputPort the
+// MSR file loads and writes back. Works over any PhysMemory.
+import type { PhysMemory } from '../../../driver/target.js';
+import type { MsrFile, OutputPort } from '../msr-file.js';
+import { SingleRangeOutput } from './single-range.js';
+import { TopaOutput, type TopaOptions } from './topa.js';
+
+export type OutputScheme = 'single-range' | 'topa' | 'fabric';
+
+/** The output engines of one logical processor, attached to its MSR file. */
+export class OutputUnit implements OutputPort {
+  readonly single: SingleRangeOutput;
+  readonly topa: TopaOutput;
+  private scheme: OutputScheme | undefined;
+  /** Bytes handed to the unit while no engine could take them (tracing stopped, error, fabric). */
+  discarded = 0;
+
+  constructor(private readonly file: MsrFile, phys: PhysMemory, opts: TopaOptions = {}) {
+    this.single = new SingleRangeOutput(file, phys);
+    this.topa = new TopaOutput(file, phys, opts);
+    file.output = this;
+  }
+
+  /** Bytes written to memory by either engine. */
+  get written(): number {
+    return this.single.written + this.topa.written;
+  }
+
+  /** The scheme chosen at the last TraceEn 0→1 (spec/output.md §1 table). */
+  get current(): OutputScheme | undefined {
+    return this.scheme;
+  }
+
+  enable(m: { readonly ctl: bigint; readonly outputBase: bigint; readonly maskPtrs: bigint }): void {
+    const fabricEn = (m.ctl >> 6n) & 1n, toPA = (m.ctl >> 8n) & 1n;
+    this.scheme = fabricEn ? 'fabric' : toPA ? 'topa' : 'single-range';
+    if (this.scheme === 'topa') this.topa.enable(m);
+    else if (this.scheme === 'single-range') this.single.enable(m);
+  }
+
+  disable(): { outputBase: bigint; maskPtrs: bigint } {
+    const s = this.scheme;
+    this.scheme = undefined;
+    if (s === 'topa') return this.topa.disable();
+    if (s === 'single-range') return this.single.disable();
+    return { outputBase: this.file.outputBase, maskPtrs: this.file.maskPtrs }; // fabric: memory pointers untouched
+  }
+
+  /** Hands trace bytes to the current engine (the packet generator's sink). */
+  async writeBytes(bytes: Uint8Array): Promise<void> {
+    const before = this.written;
+    if (this.scheme === 'topa') await this.topa.writeBytes(bytes);
+    else if (this.scheme === 'single-range') await this.single.writeBytes(bytes);
+    this.discarded += bytes.length - (this.written - before);
+  }
+}

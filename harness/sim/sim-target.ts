@@ -1,0 +1,131 @@
+// The reference model as a Target (driver/target.ts): one PT unit (MSR file)
+// per logical processor over one sparse physical memory. Workload execution
+// is not in this slice: `start` says so.
+import { GeneralProtectionError, PtError, throwIfAborted } from '../../driver/errors.js';
+import type { CpuidRegs } from '../../driver/hw/cpuid.js';
+import type { CallOpts, Execution, MsrOp, MsrResult, StartOpts, Target, Workload } from '../../driver/target.js';
+import { MsrFile } from './msr-file.js';
+import { OutputUnit } from './output/output-unit.js';
+import type { TopaOptions } from './output/topa.js';
+import { SparsePhysMemory, type SparsePhysMemoryOptions } from './phys-memory.js';
+import { cpuidOf, getProfile, type CpuProfile, type ProfileName } from './profiles.js';
+import { xrstors, xsaves, xsavesAreaSize } from './xsave.js';
+
+export interface SimTargetOptions {
+  /** A `--cpu` name or a profile object. */
+  readonly profile: ProfileName | CpuProfile;
+  /** Seed for everything random in the model (recorded in result.json; nothing random yet). */
+  readonly seed?: number;
+  /** Logical processors, each with its own PT unit. Default 1. */
+  readonly cpus?: number;
+  readonly memory?: SparsePhysMemoryOptions;
+  /** ToPA knobs: PMI skid, early-PMI margin on MENTRY=0 CPUs, entry cache (spec/output.md §4.5–§4.8). */
+  readonly topa?: TopaOptions;
+}
+
+/** An in-process, deterministic PT-capable CPU built from the SDM (DESIGN.md "How the model runs"). */
+export class SimTarget implements Target {
+  readonly description: string;
+  readonly profile: CpuProfile;
+  readonly seed: number;
+  readonly phys: SparsePhysMemory;
+  private readonly units: MsrFile[];
+  private readonly outputs: OutputUnit[];
+  private disposed = false;
+
+  private constructor(o: SimTargetOptions) {
+    this.profile = typeof o.profile === 'string' ? getProfile(o.profile) : o.profile;
+    this.description = `sim:${this.profile.name}`;
+    this.seed = o.seed ?? 0;
+    const cpus = o.cpus ?? 1;
+    if (!Number.isSafeInteger(cpus) || cpus < 1) throw new PtError('bad_config', `cpus must be a positive integer, got ${cpus}`);
+    this.units = Array.from({ length: cpus }, () => new MsrFile(this.profile));
+    this.phys = new SparsePhysMemory(o.memory);
+    this.outputs = this.units.map((u) => new OutputUnit(u, this.phys, o.topa));
+  }
+
+  /** A fresh model CPU in its reset state. */
+  static async create(o: SimTargetOptions, opts?: CallOpts): Promise<SimTarget> {
+    throwIfAborted(opts?.signal);
+    return new SimTarget(o);
+  }
+
+  /** The PT unit of `cpu` (for the model's own layers and tests; the driver never sees it). */
+  unit(cpu: number): MsrFile {
+    const u = this.units[cpu];
+    if (!u) throw new PtError('bad_config', `no logical processor ${cpu} (this target has ${this.units.length})`);
+    return u;
+  }
+
+  /** The output stage of `cpu`: the packet generator's sink (`writeBytes`) and the `written` count. */
+  output(cpu: number): OutputUnit {
+    this.unit(cpu);
+    return this.outputs[cpu]!;
+  }
+
+  async cpuid(leaf: number, subleaf: number, cpu = 0, opts?: CallOpts): Promise<CpuidRegs> {
+    const u = this.enter(cpu, opts);
+    const r = cpuidOf(this.profile, leaf, subleaf);
+    if ((leaf >>> 0) === 1) return { ...r, ebx: ((cpu & 0xff) << 24) >>> 0 }; // EBX[31:24] initial APIC ID
+    if ((leaf >>> 0) === 0xd && subleaf === 1) return { ...r, ebx: xsavesAreaSize(u) }; // live: XCR0 | IA32_XSS
+    return r;
+  }
+
+  async rdmsr(cpu: number, msr: number, opts?: CallOpts): Promise<bigint> {
+    const r = this.enter(cpu, opts).read(msr);
+    if (!r.ok) throw new GeneralProtectionError(r.fault);
+    return r.value;
+  }
+
+  async wrmsr(cpu: number, msr: number, value: bigint, opts?: CallOpts): Promise<void> {
+    const f = this.enter(cpu, opts).write(msr, value);
+    if (f) throw new GeneralProtectionError(f);
+  }
+
+  async msrBatch(cpu: number, ops: readonly MsrOp[], opts?: CallOpts): Promise<MsrResult[]> {
+    const u = this.enter(cpu, opts);
+    const out: MsrResult[] = [];
+    for (const o of ops) {
+      if (o.op === 'rdmsr') {
+        const r = u.read(o.msr);
+        out.push(r.ok ? { ok: true, op: 'rdmsr', msr: o.msr, value: r.value } : { ok: false, op: 'rdmsr', msr: o.msr, fault: r.fault });
+        if (!r.ok) break;
+      } else {
+        const f = u.write(o.msr, o.value);
+        out.push(f ? { ok: false, op: 'wrmsr', msr: o.msr, fault: f } : { ok: true, op: 'wrmsr', msr: o.msr, value: o.value });
+        if (f) break;
+      }
+    }
+    return out;
+  }
+
+  async pmiEnable(cpu: number, opts?: CallOpts): Promise<void> {
+    this.enter(cpu, opts).unmaskPmi();
+  }
+
+  async xsaves(cpu: number, rfbm: bigint, opts?: CallOpts): Promise<Uint8Array> {
+    return xsaves(this.enter(cpu, opts), rfbm);
+  }
+
+  async xrstors(cpu: number, area: Uint8Array, rfbm: bigint, opts?: CallOpts): Promise<void> {
+    const f = xrstors(this.enter(cpu, opts), area, rfbm);
+    if (f) throw new GeneralProtectionError(f);
+  }
+
+  start(_workload: Workload, cpu: number, opts?: StartOpts): Execution {
+    this.enter(cpu, opts);
+    throw new PtError('unsupported', 'sim: workload execution is not implemented yet; it lands with the packet generator');
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.disposed = true; // idempotent: nothing to release but the state
+    this.phys.close();
+  }
+
+  /** Lifecycle, signal and CPU-number checks shared by every call. */
+  private enter(cpu: number, opts: CallOpts | undefined): MsrFile {
+    if (this.disposed) throw new PtError('bad_state', `${this.description} was disposed`);
+    throwIfAborted(opts?.signal);
+    return this.unit(cpu);
+  }
+}
