@@ -1,0 +1,79 @@
+// Saving and restoring trace state at a context switch (issue 4 item 5):
+// manually with RDMSR/WRMSR (spec/xsave.md §5: CTL first on save, last on
+// restore) or with XSAVES/XRSTORS of state component 8 (spec/xsave.md §2–§4),
+// where the CPU enumerates XSAVES and IA32_XSS[8].
+import { UnsupportedError } from './errors.js';
+import { traceEnOf, withoutTraceEn } from './ctl.js';
+import { cpuidBitName, type PtCaps } from './hw/cpuid.js';
+import {
+  IA32_RTIT_ADDR_A, IA32_RTIT_ADDR_B, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS,
+} from './hw/msrs.js';
+import { PT_STATE_BIT } from './hw/xsave.js';
+import { rd, wr, type StepOp, type TargetIo } from './io.js';
+
+const CTL = IA32_RTIT_CTL.address;
+/** The MSRs the CPU itself changes while tracing: they must be read back at every save (spec/xsave.md §5 step 3). */
+const LIVE = [IA32_RTIT_OUTPUT_BASE.address, IA32_RTIT_OUTPUT_MASK_PTRS.address, IA32_RTIT_STATUS.address] as const;
+
+/** A saved trace context. */
+export type SavedContext =
+  | { readonly kind: 'manual'; readonly ctl: bigint; readonly live: readonly bigint[] }
+  | { readonly kind: 'xsaves'; readonly area: Uint8Array; readonly extra: readonly bigint[] };
+
+/** Throws UnsupportedError unless the CPU can XSAVES PT state (spec/xsave.md §1: CPUID.(0DH,1):EAX[3] and ECX[8]). */
+export function requireXsavesPt(caps: PtCaps): void {
+  if (!caps.xsaves) throw new UnsupportedError('XSAVES/XRSTORS', cpuidBitName('xsaves'));
+  if (!caps.xssPtState) throw new UnsupportedError('XSAVES of PT state (IA32_XSS[8])', cpuidBitName('xssPtState'));
+}
+
+/** Saves and restores one context's trace state. */
+export class ContextSwitcher {
+  /**
+   * `software`: the CR3_MATCH/ADDRn writes this context owns (only software changes them), written
+   * again at restore. With XSAVES, component 8 holds ADDR0/ADDR1 only; ADDR2/ADDR3 are switched by
+   * hand (spec/xsave.md §1.1).
+   */
+  constructor(
+    private readonly io: TargetIo,
+    caps: PtCaps,
+    readonly mode: 'manual' | 'xsaves',
+    private readonly software: readonly StepOp[] = [],
+  ) {
+    if (mode === 'xsaves') requireXsavesPt(caps);
+  }
+
+  /** Save: CTL first (read, then clear TraceEn), then the MSRs the CPU updates. */
+  async save(): Promise<SavedContext> {
+    if (this.mode === 'xsaves') {
+      // XSAVES saves CTL, clears TraceEn, then saves the other 8 (spec/xsave.md §2).
+      const area = await this.io.xsaves(PT_STATE_BIT);
+      const extra = await this.io.batch(this.handSwitched().map((o) => rd(o.msr, `save: ${o.step}`)));
+      return { kind: 'xsaves', area, extra };
+    }
+    const [ctl] = await this.io.batch([rd(CTL, 'save: read CTL')]);
+    const stop = traceEnOf(ctl!) ? [wr(CTL, withoutTraceEn(ctl!), 'save: TraceEn=0')] : [];
+    const vals = await this.io.batch([...stop, ...LIVE.map((m) => rd(m, 'save: read output state'))]);
+    return { kind: 'manual', ctl: ctl!, live: vals.slice(stop.length) };
+  }
+
+  /** Restore: everything but CTL (TraceEn is 0), then CTL last; XRSTORS loads CTL last itself (§3 step 5). */
+  async restore(s: SavedContext): Promise<void> {
+    if (s.kind === 'xsaves') {
+      const extra = this.handSwitched().map((o, i) => wr(o.msr, s.extra[i]!, `restore: ${o.step}`));
+      await this.io.batch(extra);
+      await this.io.xrstors(s.area, PT_STATE_BIT);
+      return;
+    }
+    await this.io.batch([
+      ...LIVE.map((m, i) => wr(m, s.live[i]!, 'restore: output state')),
+      ...this.software.map((o) => ({ ...o, step: `restore: ${o.step}` })),
+      wr(CTL, s.ctl, 'restore: CTL last'),
+    ]);
+  }
+
+  /** ADDR2/ADDR3 writes: not in component 8. */
+  private handSwitched(): StepOp[] {
+    const outside = new Set([2, 3].flatMap((n) => [IA32_RTIT_ADDR_A[n]!.address, IA32_RTIT_ADDR_B[n]!.address]));
+    return this.software.filter((o) => outside.has(o.msr));
+  }
+}

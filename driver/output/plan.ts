@@ -1,0 +1,41 @@
+// What the PMI handler, the program sequence and collection need from an
+// output scheme (single range or a ToPA policy): the first pointers, the
+// bookkeeping of what the CPU wrote, and the refill at a PMI.
+import type { ChunkList } from '../collect/chunks.js';
+
+/** OUTPUT_BASE and OUTPUT_MASK_PTRS as read once TraceEn=0 (spec/output.md §2, §8). */
+export interface HwPointers {
+  readonly outputBase: bigint;
+  readonly maskPtrs: bigint;
+}
+
+/** Pointer MSRs a refill wants rewritten before tracing resumes. */
+export interface PointerUpdate {
+  readonly outputBase?: bigint;
+  readonly maskPtrs?: bigint;
+}
+
+/** Where the CPU's pointer is, as the plan understands it. */
+export interface PointerInfo {
+  /** The current output region is full (OutputOffset = its size) and its entry has STOP: a ToPA stop. */
+  readonly atFullStopEntry: boolean;
+  /** MASK_PTRS that moves past a full region (next entry, offset 0: spec/output.md §7.2). */
+  readonly nextEntry?: bigint;
+}
+
+/** An output scheme with its bookkeeping. */
+export interface OutputPlan {
+  readonly scheme: 'single-range' | 'topa';
+  /** OUTPUT_BASE / OUTPUT_MASK_PTRS to program at enable. */
+  readonly initial: HwPointers;
+  /** Pieces of the stream found so far, in write order. */
+  readonly chunks: ChunkList;
+  /** Accounts for everything written up to `hw` (tracing is off). */
+  consume(hw: HwPointers): Promise<void>;
+  /** After `consume`, at a ToPA PMI: makes room per the policy; may ask for new pointers. */
+  refill(hw: HwPointers): Promise<PointerUpdate>;
+  /** What the pointers `hw` mean (for the Stopped fix). */
+  pointerInfo(hw: HwPointers): PointerInfo;
+  /** Frees every region and table, after collection. */
+  release(): Promise<void>;
+}

@@ -1,0 +1,123 @@
+// The ToPA PMI handler of spec/output.md §7.1/§7.2 as named steps (STYLE §1,
+// Linux `intel_pt_interrupt`): stop → read pointers → status → consume/refill
+// → fix Stopped/Error → clear PendTopaPMI → ack GLOBAL_STATUS[55] → unmask the
+// LVT → restore CTL. MSR accesses go in as few batches as the order allows.
+import type { LossRecorder } from '../collect/ledger.js';
+import { withoutTraceEn } from '../ctl.js';
+import {
+  IA32_PERF_GLOBAL_STATUS, IA32_PERF_GLOBAL_STATUS_RESET, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE,
+  IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS, TRACE_TOPA_PMI,
+} from '../hw/msrs.js';
+import { rd, wr, type StepOp, type TargetIo } from '../io.js';
+import type { HwPointers, OutputPlan } from '../output/plan.js';
+import type { TargetEvent } from '../target.js';
+import { openWindow, type TraceOffMeter, type TraceOffWindow } from './window.js';
+
+/** A `pmi` event of the target. */
+export type PmiEvent = Extract<TargetEvent, { kind: 'pmi' }>;
+
+/** What the handler did with one PMI. */
+export type PmiAction =
+  /** GLOBAL_STATUS[55] was clear: not a ToPA PMI, left to other handlers. */
+  | 'not-topa'
+  /** TraceEn=0 with InjectPsbPmiOnEnable=1: acknowledged, PendTopaPMI left at 1 (spec/output.md §7.4 rule 1). */
+  | 'ignored-preserved'
+  /** Handled: consumed, refilled, tracing restored (if it was on). */
+  | 'handled';
+
+/** One PMI, for result.json figures and the report. */
+export interface PmiRecord {
+  readonly action: PmiAction;
+  /** Target calls (MSR batches, memory, LVT) the handler made, and the MSR batches among them. */
+  readonly roundTrips: number;
+  readonly batches: number;
+  /** STATUS as read after the stop (undefined when not handled). */
+  readonly status?: bigint;
+  /** A ToPA STOP had cut the trace; an operational error had stopped it. */
+  readonly stopped: boolean;
+  readonly error: boolean;
+  /** Stream offset up to which output was accounted for. */
+  readonly at: number;
+  readonly window?: TraceOffWindow;
+}
+
+const STATUS = IA32_RTIT_STATUS;
+const ACK = (acked: boolean): StepOp[] => acked ? [] : [wr(IA32_PERF_GLOBAL_STATUS_RESET.address, TRACE_TOPA_PMI, 'ack GLOBAL_STATUS[55]')];
+
+/** The driver's ToPA PMI handler for one output plan. */
+export class PmiHandler {
+  /** Called with every pointer value the handler read or wrote (the program cache). */
+  onPointers: ((hw: HwPointers) => void) | undefined;
+
+  constructor(
+    private readonly io: TargetIo,
+    private readonly plan: OutputPlan,
+    private readonly losses: LossRecorder,
+    private readonly meter?: TraceOffMeter,
+  ) {}
+
+  /** Runs the handler for `ev` (what the target's top half saw and did). */
+  async handle(ev: PmiEvent): Promise<PmiRecord> {
+    const rt0 = this.io.roundTrips, b0 = this.io.batches;
+    const done = (r: Omit<PmiRecord, 'roundTrips' | 'batches'>): PmiRecord =>
+      ({ ...r, roundTrips: this.io.roundTrips - rt0, batches: this.io.batches - b0 });
+    const at = this.plan.chunks.bytes;
+    if (!IA32_PERF_GLOBAL_STATUS.decode(ev.globalStatus).Trace_ToPA_PMI) return done({ action: 'not-topa', stopped: false, error: false, at });
+    const ctl = IA32_RTIT_CTL.decode(ev.ctl);
+    if (ctl.InjectPsbPmiOnEnable && !ctl.TraceEn) {
+      await this.ignorePreserved(ev);
+      return done({ action: 'ignored-preserved', stopped: false, error: false, at });
+    }
+    // Step 1–3: stop (unless the top half did), read the pointers and STATUS, in one batch.
+    const stopOp = ctl.TraceEn && !ev.traceEnCleared ? [wr(IA32_RTIT_CTL.address, withoutTraceEn(ev.ctl), 'pmi: stop (TraceEn=0)')] : [];
+    const vals = await this.io.batch([
+      ...stopOp,
+      rd(IA32_RTIT_OUTPUT_BASE.address, 'pmi: read OUTPUT_BASE'),
+      rd(IA32_RTIT_OUTPUT_MASK_PTRS.address, 'pmi: read OUTPUT_MASK_PTRS'),
+      rd(STATUS.address, 'pmi: read STATUS'),
+    ]);
+    const closeWindow = await openWindow(this.meter, this.io.cpu);
+    const [outputBase, maskPtrs, status] = vals.slice(stopOp.length) as [bigint, bigint, bigint];
+    const hw = { outputBase, maskPtrs };
+    this.onPointers?.(hw);
+    const st = STATUS.decode(status);
+    // Step 4: consume and refill. Where the pointer is must be known before the refill moves markers.
+    const info = this.plan.pointerInfo(hw);
+    await this.plan.consume(hw);
+    const cut = this.plan.chunks.bytes;
+    const topaStop = st.Stopped && info.atFullStopEntry;
+    if (topaStop) this.losses.add(cut, null, 'stop');
+    if (st.Error) this.losses.add(cut, null, 'error');
+    const update = st.Error ? {} : await this.plan.refill(hw);
+    // Step 5: fix Stopped (move past the full STOP region: §4.4, §7.2); Error stays set and tracing stays off.
+    let newStatus = status;
+    let newMask = update.maskPtrs;
+    if (topaStop || (st.Stopped && update.maskPtrs !== undefined)) {
+      newStatus = STATUS.encode({ ...STATUS.decode(newStatus), Stopped: false });
+      newMask ??= info.nextEntry;
+    }
+    // Step 6: PMI preservation, TraceEn=1 at entry: clear PendTopaPMI before unmasking (§7.4 rule 2).
+    if (ctl.InjectPsbPmiOnEnable) newStatus = STATUS.encode({ ...STATUS.decode(newStatus), PendTopaPMI: false });
+    const writes: StepOp[] = [];
+    if (update.outputBase !== undefined) writes.push(wr(IA32_RTIT_OUTPUT_BASE.address, update.outputBase, 'pmi: OUTPUT_BASE'));
+    if (newMask !== undefined) writes.push(wr(IA32_RTIT_OUTPUT_MASK_PTRS.address, newMask, 'pmi: OUTPUT_MASK_PTRS'));
+    if (newStatus !== status) writes.push(wr(STATUS.address, newStatus, 'pmi: STATUS'));
+    // Step 7: ack GLOBAL_STATUS[55] through 0x390, in the same batch.
+    await this.io.batch([...writes, ...ACK(ev.acked)]);
+    if (update.outputBase !== undefined || newMask !== undefined) {
+      this.onPointers?.({ outputBase: update.outputBase ?? outputBase, maskPtrs: newMask ?? maskPtrs });
+    }
+    // Step 8: unmask the LVT entry (the CPU masked it on delivery: spec/msrs.md §11.1).
+    await this.io.pmiEnable();
+    // Step 9: restore CTL; tracing resumes if it was on (not after an operational error).
+    const window = await closeWindow();
+    if (ctl.TraceEn && !st.Error) await this.io.batch([wr(IA32_RTIT_CTL.address, ev.ctl, 'pmi: restore CTL')]);
+    return done({ action: 'handled', status, stopped: topaStop, error: st.Error, at: cut, window });
+  }
+
+  /** §7.4 rule 1: the PMI belongs to a switched-out context; ack, unmask, leave PendTopaPMI=1. */
+  private async ignorePreserved(ev: PmiEvent): Promise<void> {
+    await this.io.batch(ACK(ev.acked));
+    await this.io.pmiEnable();
+  }
+}

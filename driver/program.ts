@@ -1,0 +1,86 @@
+// Programming the PT unit (DESIGN.md step 3, spec/msrs.md, spec/xsave.md §5
+// notes): the enable and disable sequences, each ONE msrBatch round trip.
+// OUTPUT_BASE/MASK_PTRS, CR3_MATCH and ADDRn are cached so an unchanged value
+// is not written again (anchors.md §3.9, Linux `pt_config_buffer`).
+import { PtError } from './errors.js';
+import { ctlFor, traceEnOf, withoutTraceEn } from './ctl.js';
+import {
+  IA32_RTIT_ADDR_A, IA32_RTIT_ADDR_B, IA32_RTIT_CR3_MATCH, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE,
+  IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS,
+} from './hw/msrs.js';
+import { rd, wr, type StepOp, type TargetIo } from './io.js';
+import type { HwPointers } from './output/plan.js';
+import type { TraceRequest } from './request.js';
+
+const CTL = IA32_RTIT_CTL.address, STATUS = IA32_RTIT_STATUS.address;
+const BASE = IA32_RTIT_OUTPUT_BASE.address, MASK = IA32_RTIT_OUTPUT_MASK_PTRS.address;
+
+/** What the disable sequence read (exact: TraceEn=0, spec/output.md §2). */
+export interface StopState extends HwPointers {
+  readonly status: bigint;
+  readonly stopped: boolean;
+  readonly error: boolean;
+}
+
+/** The enable/disable sequences of one trace run, with the MSR write cache. */
+export class Programmer {
+  /** Last value known to be in each cached MSR. */
+  private readonly cache = new Map<number, bigint>();
+  /** CTL as last written by `enable`. */
+  ctl = 0n;
+
+  constructor(private readonly io: TargetIo, private readonly req: TraceRequest) {}
+
+  /** Fail safe (Linux `pt_init`, anchors.md §3.10): refuse when someone else has TraceEn=1. */
+  async assertIdle(): Promise<void> {
+    const [ctl] = await this.io.batch([rd(CTL, 'fail-safe: read IA32_RTIT_CTL')]);
+    if (traceEnOf(ctl!)) {
+      throw new PtError('bad_state', `IA32_RTIT_CTL.TraceEn is already 1 (0x${ctl!.toString(16)}): another agent is tracing; refusing`);
+    }
+  }
+
+  /** CR3_MATCH and ADDRn_A/B writes of the request (the values a context restore must also write). */
+  filterOps(): StepOp[] {
+    const ops: StepOp[] = [];
+    if (this.req.cr3Match !== undefined) ops.push(wr(IA32_RTIT_CR3_MATCH.address, this.req.cr3Match, 'enable: CR3_MATCH'));
+    for (const [n, r] of (this.req.ranges ?? []).entries()) {
+      ops.push(wr(IA32_RTIT_ADDR_A[n]!.address, r.a, `enable: ADDR${n}_A`), wr(IA32_RTIT_ADDR_B[n]!.address, r.b, `enable: ADDR${n}_B`));
+    }
+    return ops;
+  }
+
+  /** TraceEn=0 → STATUS=0 → OUTPUT_BASE → OUTPUT_MASK_PTRS → CR3_MATCH → ADDRn → CTL with TraceEn=1, one round trip. */
+  async enable(out: HwPointers): Promise<void> {
+    const ctl = ctlFor(this.req, true);
+    const ops: StepOp[] = [
+      wr(CTL, withoutTraceEn(ctl), 'enable: TraceEn=0'),
+      // A fresh trace: clear Stopped/Error, PacketByteCnt=0 so it starts with PSB+ (spec/msrs.md §4).
+      wr(STATUS, 0n, 'enable: STATUS=0'),
+      ...[wr(BASE, out.outputBase, 'enable: OUTPUT_BASE'), wr(MASK, out.maskPtrs, 'enable: OUTPUT_MASK_PTRS'), ...this.filterOps()]
+        .filter((o) => o.op === 'wrmsr' && this.cache.get(o.msr) !== o.value),
+      wr(CTL, ctl, 'enable: CTL with TraceEn=1'),
+    ];
+    await this.io.batch(ops);
+    for (const o of ops) if (o.op === 'wrmsr' && o.msr !== CTL && o.msr !== STATUS) this.cache.set(o.msr, o.value);
+    this.ctl = ctl;
+  }
+
+  /** TraceEn=0 → read STATUS (Error, Stopped) → read OUTPUT_BASE/MASK_PTRS, one round trip. */
+  async disable(): Promise<StopState> {
+    const [, status, outputBase, maskPtrs] = await this.io.batch([
+      wr(CTL, withoutTraceEn(this.ctl), 'disable: TraceEn=0'),
+      rd(STATUS, 'disable: read STATUS'),
+      rd(BASE, 'disable: read OUTPUT_BASE'),
+      rd(MASK, 'disable: read OUTPUT_MASK_PTRS'),
+    ]);
+    this.noteHw({ outputBase: outputBase!, maskPtrs: maskPtrs! });
+    const st = IA32_RTIT_STATUS.decode(status!);
+    return { status: status!, outputBase: outputBase!, maskPtrs: maskPtrs!, stopped: st.Stopped, error: st.Error };
+  }
+
+  /** Remembers pointer values read or written elsewhere (PMI handler, context restore). */
+  noteHw(hw: HwPointers): void {
+    this.cache.set(BASE, hw.outputBase);
+    this.cache.set(MASK, hw.maskPtrs);
+  }
+}

@@ -1,0 +1,145 @@
+// One trace run (DESIGN.md "One trace run, as data flows"): probe → check →
+// plan → program → run (PMI handler, context switches) → stop → collect.
+// Written against Target and Execution only.
+import { collect, type Collected, type TargetFigures } from './collect/collect.js';
+import { LossRecorder } from './collect/ledger.js';
+import { checkRequest } from './check-request.js';
+import { ContextSwitcher } from './context-switch.js';
+import { assertNever } from './decode/index.js';
+import { IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS } from './hw/msrs.js';
+import { rd, TargetIo } from './io.js';
+import type { OutputPlan } from './output/plan.js';
+import { SingleRangePlan } from './output/single-range.js';
+import { PmiHandler, type PmiRecord } from './pmi/handler.js';
+import type { TraceOffMeter } from './pmi/window.js';
+import { probe, type ProbeResult } from './probe.js';
+import { Programmer, type StopState } from './program.js';
+import type { TraceRequest } from './request.js';
+import type { Execution, Target, TargetEvent, Workload } from './target.js';
+import { TopaManager } from './topa/manager.js';
+
+/** Options of a trace session. */
+export interface SessionOptions {
+  readonly cpu?: number;
+  readonly signal?: AbortSignal;
+  /** The target's trace-off meter (sim: modelled instructions and bytes). */
+  readonly meter?: TraceOffMeter;
+  /** Raise a `slice` event every this many branches (context-switch runs). */
+  readonly sliceBranches?: number;
+}
+
+/** Everything a run produced. */
+export interface TraceResult extends Collected {
+  readonly probe: ProbeResult;
+  readonly pmis: readonly PmiRecord[];
+  readonly switches: number;
+  readonly exitCode?: number;
+  readonly final: StopState;
+}
+
+/** One trace run on one CPU of a target. */
+export class TraceSession {
+  readonly pmis: PmiRecord[] = [];
+  readonly losses = new LossRecorder();
+  switches = 0;
+  exitCode: number | undefined;
+  private readonly handler: PmiHandler;
+  private readonly switcher: ContextSwitcher | undefined;
+
+  private constructor(
+    readonly io: TargetIo,
+    readonly probed: ProbeResult,
+    readonly programmer: Programmer,
+    readonly plan: OutputPlan,
+    req: TraceRequest,
+    meter: TraceOffMeter | undefined,
+  ) {
+    this.handler = new PmiHandler(io, plan, this.losses, meter);
+    this.handler.onPointers = (hw) => programmer.noteHw(hw);
+    const mode = req.switching ?? 'none';
+    this.switcher = mode === 'none' ? undefined : new ContextSwitcher(io, probed.caps, mode, programmer.filterOps());
+  }
+
+  /** Probe, refuse what the CPU lacks (before any MSR write), fail safe if TraceEn=1, plan the output. */
+  static async open(target: Target, req: TraceRequest, o: SessionOptions = {}): Promise<TraceSession> {
+    const cpu = o.cpu ?? 0;
+    const probed = await probe(target, cpu, { signal: o.signal });
+    checkRequest(probed.caps, req);
+    const io = new TargetIo(target, cpu, o.signal ? { signal: o.signal } : {});
+    const programmer = new Programmer(io, req);
+    await programmer.assertIdle();
+    const plan = req.output.scheme === 'topa' ? await TopaManager.create(io, req.output) : await SingleRangePlan.create(io, req.output);
+    return new TraceSession(io, probed, programmer, plan, req, o.meter);
+  }
+
+  /** Unmask the LVT PMI entry for ToPA (SDM recipe, spec/output.md §4.5 step 1), then the enable sequence. */
+  async start(): Promise<void> {
+    if (this.plan.scheme === 'topa') await this.io.pmiEnable();
+    await this.programmer.enable(this.plan.initial);
+  }
+
+  /** Consumes one target event. Returns false at `exit`. */
+  async onEvent(ev: TargetEvent): Promise<boolean> {
+    switch (ev.kind) {
+      case 'pmi':
+        this.pmis.push(await this.handler.handle(ev));
+        return true;
+      case 'slice':
+        if (this.switcher) {
+          // Switch out and back in: what another context does in between is the target's.
+          const saved = await this.switcher.save();
+          await this.plan.consume(await this.readPointers(saved));
+          await this.switcher.restore(saved);
+          this.switches++;
+        }
+        return true;
+      case 'exit':
+        this.exitCode = ev.code;
+        return false;
+      case 'fault':
+        throw ev.error;
+      default:
+        return assertNever(ev);
+    }
+  }
+
+  /** Runs the event loop of `exec` until `exit`. */
+  async run(exec: Execution): Promise<void> {
+    for await (const ev of exec.events) if (!(await this.onEvent(ev))) break;
+  }
+
+  /** The disable sequence, then collection. */
+  async stop(figures: TargetFigures | (() => TargetFigures) = {}): Promise<TraceResult> {
+    const final = await this.programmer.disable();
+    if (typeof figures === 'function') figures = figures(); // after the flush at TraceEn 1→0
+    const c = await collect(this.io, this.plan, final, this.losses, figures);
+    return { ...c, probe: this.probed, pmis: this.pmis, switches: this.switches, final, ...(this.exitCode === undefined ? {} : { exitCode: this.exitCode }) };
+  }
+
+  /** Frees the output regions and tables. */
+  async release(): Promise<void> {
+    await this.plan.release();
+  }
+
+  /** The output pointers of a saved context (exact: TraceEn=0 after the save). */
+  private async readPointers(saved: Awaited<ReturnType<ContextSwitcher['save']>>): Promise<{ outputBase: bigint; maskPtrs: bigint }> {
+    if (saved.kind === 'manual') return { outputBase: saved.live[0]!, maskPtrs: saved.live[1]! };
+    const [outputBase, maskPtrs] = await this.io.batch([
+      rd(IA32_RTIT_OUTPUT_BASE.address, 'slice: read OUTPUT_BASE'), rd(IA32_RTIT_OUTPUT_MASK_PTRS.address, 'slice: read OUTPUT_MASK_PTRS'),
+    ]);
+    return { outputBase: outputBase!, maskPtrs: maskPtrs! };
+  }
+}
+
+/** A whole run: open, enable, start the workload, handle its events, stop, collect, free. */
+export async function traceRun(target: Target, workload: Workload, req: TraceRequest, o: SessionOptions & { figures?: () => TargetFigures } = {}): Promise<TraceResult> {
+  const s = await TraceSession.open(target, req, o);
+  try {
+    await s.start();
+    await using exec = target.start(workload, o.cpu ?? 0, { ...(o.signal ? { signal: o.signal } : {}), ...(o.sliceBranches ? { sliceBranches: o.sliceBranches } : {}) });
+    await s.run(exec);
+    return await s.stop(o.figures ?? {});
+  } finally {
+    await s.release();
+  }
+}

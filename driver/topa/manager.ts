@@ -1,0 +1,132 @@
+// The ToPA manager (issue 4 item 2): size-aligned regions from target.phys,
+// tables in physical memory, and the place of every region in write order,
+// so collection can stitch the stream (spec/output.md §4, §8). Where INT and
+// STOP go is the policy's (topa/policies.ts).
+import { ChunkList } from '../collect/chunks.js';
+import { PtError } from '../errors.js';
+import { decodeTopaPointers, encodeTopaPointers } from '../hw/output-pointers.js';
+import type { TargetIo } from '../io.js';
+import type { HwPointers, OutputPlan, PointerInfo, PointerUpdate } from '../output/plan.js';
+import type { TopaRequest } from '../request.js';
+import type { PhysRegion } from '../target.js';
+import { policyFor, type PolicyImpl } from './policies.js';
+import { TopaTable } from './table.js';
+
+/** One visit of the CPU to an output region: table, slot and region, in write order. */
+export interface Placement {
+  readonly table: TopaTable;
+  readonly index: number;
+  readonly region: PhysRegion;
+}
+
+/** The CPU's position as a placement and an offset in its region. */
+export interface Position {
+  readonly p: number;
+  readonly off: number;
+}
+
+/** Bytes of a ToPA table page (spec/output.md §4.2: tables are 4 KiB aligned). */
+export const TABLE_PAGE = 4096;
+
+/** ToPA output with a policy; implements the driver's OutputPlan. */
+export class TopaManager implements OutputPlan {
+  readonly scheme = 'topa';
+  readonly chunks = new ChunkList();
+  readonly tables: TopaTable[] = [];
+  readonly placements: Placement[] = [];
+  /** Everything up to here is accounted for in `chunks`. */
+  cursor: Position = { p: 0, off: 0 };
+  private readonly owned: PhysRegion[] = [];
+  private readonly policy: PolicyImpl;
+
+  private constructor(readonly io: TargetIo, readonly req: TopaRequest) {
+    this.policy = policyFor(req.policy);
+  }
+
+  /** Allocates and writes the first table(s) of `req`'s policy. */
+  static async create(io: TargetIo, req: TopaRequest): Promise<TopaManager> {
+    const m = new TopaManager(io, req);
+    await m.policy.init(m);
+    return m;
+  }
+
+  get initial(): HwPointers {
+    const first = this.tables[0];
+    if (!first) throw new PtError('bad_state', 'ToPA manager has no table');
+    return { outputBase: first.base, maskPtrs: encodeTopaPointers({ entryIndex: 0, outputOffset: 0 }) };
+  }
+
+  /** Entries per table (the END included). */
+  get capacity(): number {
+    return this.req.tableEntries ?? 512;
+  }
+
+  /** A new, empty table page (4 KiB aligned). */
+  async newTable(): Promise<TopaTable> {
+    const page = await this.io.alloc(TABLE_PAGE, TABLE_PAGE);
+    this.owned.push(page);
+    const t = new TopaTable(page, this.capacity);
+    this.tables.push(t);
+    return t;
+  }
+
+  /** A new output region, aligned to its size (spec/output.md §4.7 rule 2b). */
+  async newRegion(): Promise<PhysRegion> {
+    const r = await this.io.alloc(this.req.regionSize, this.req.regionSize);
+    this.owned.push(r);
+    return r;
+  }
+
+  /** Records that the CPU will write `region` (slot `index` of `table`) after every earlier placement. */
+  place(table: TopaTable, index: number, region: PhysRegion): void {
+    this.placements.push({ table, index, region });
+  }
+
+  /** The placement and offset the hardware pointers `hw` denote, searching from the cursor (spec/output.md §8). */
+  resolve(hw: HwPointers): Position {
+    let t = this.tables.find((x) => x.base === hw.outputBase);
+    if (!t) throw new PtError('topa_error', `OUTPUT_BASE 0x${hw.outputBase.toString(16)} is not one of this run's ToPA tables`);
+    let { entryIndex: idx, outputOffset: off } = decodeTopaPointers(hw.maskPtrs);
+    const s = t.slots[idx];
+    // A pointer at an END entry means the start of the table it links to (followed lazily: §4.3).
+    if (s?.kind === 'end') { t = s.to; idx = 0; off = 0; }
+    for (let p = this.cursor.p; p < this.placements.length; p++) {
+      const pl = this.placements[p]!;
+      if (pl.table === t && pl.index === idx) return { p, off };
+    }
+    throw new PtError('topa_error', `ToPA pointer (table 0x${t.base.toString(16)}, entry ${idx}) is not a region this run placed`);
+  }
+
+  /** Accounts for every byte from the cursor up to `hw`; `copy` reads the bytes now (the region will be reused). */
+  async consume(hw: HwPointers): Promise<void> {
+    const pos = this.resolve(hw);
+    for (let p = this.cursor.p; p <= pos.p; p++) {
+      const pl = this.placements[p]!;
+      const from = p === this.cursor.p ? this.cursor.off : 0;
+      const to = p === pos.p ? pos.off : pl.region.size;
+      if (to <= from) continue;
+      const addr = pl.region.base + BigInt(from);
+      const data = this.policy.copiesOnConsume ? await this.io.read(addr, to - from) : undefined;
+      this.chunks.push(data ? { addr, length: to - from, data } : { addr, length: to - from });
+    }
+    this.cursor = pos;
+  }
+
+  /** The policy's refill (spec/output.md §7.1). */
+  async refill(hw: HwPointers): Promise<PointerUpdate> {
+    return this.policy.refill(this, hw);
+  }
+
+  pointerInfo(hw: HwPointers): PointerInfo {
+    const t = this.tables.find((x) => x.base === hw.outputBase);
+    const { entryIndex: idx, outputOffset: off } = decodeTopaPointers(hw.maskPtrs);
+    const s = t?.slots[idx];
+    if (s?.kind !== 'output' || off !== s.region.size || !s.stop) return { atFullStopEntry: false };
+    // Move on to the next slot, which the policy keeps valid (an END or an output entry: §7.2 note).
+    return { atFullStopEntry: true, nextEntry: encodeTopaPointers({ entryIndex: idx + 1, outputOffset: 0 }) };
+  }
+
+  async release(): Promise<void> {
+    for (const r of this.owned.splice(0)) await this.io.free(r);
+  }
+}
