@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { AllocationError, GeneralProtectionError, PtError } from '../driver/errors.js';
 import { PT_CPUID_QUERIES } from '../driver/hw/cpuid.js';
-import type { Target } from '../driver/target.js';
+import type { Target, TargetEvent, Workload } from '../driver/target.js';
 
 /** What a target tells the suite about itself. */
 export interface ContractKnobs {
@@ -24,6 +24,13 @@ export interface ContractKnobs {
   readonly xsavesPt: boolean;
   /** The logical processor to use. Default 0. */
   readonly cpu?: number;
+  /**
+   * A workload this target can run to its exit (DESIGN.md "Workloads"), for the `start` section;
+   * absent: the target opts out of it (the section is skipped with that reason).
+   */
+  readonly startWorkload?: Workload;
+  /** The target raises `slice` events for StartOpts.sliceBranches. Default false. */
+  readonly slices?: boolean;
 }
 
 export type MakeTarget = () => Promise<{ target: Target; knobs: ContractKnobs }>;
@@ -143,6 +150,58 @@ export function targetContract(name: string, make: MakeTarget): void {
           expect(r).toBeInstanceOf(PtError);
           expect((r as PtError).code).toBe('unsupported');
         }
+      });
+    });
+
+    describe('start (a workload run)', () => {
+      const run = async (o: { sliceBranches?: number } = {}): Promise<TargetEvent[]> => {
+        const out: TargetEvent[] = [];
+        await using ex = t.start(k.startWorkload!, cpu, o);
+        for await (const e of ex.events) out.push(e);
+        return out;
+      };
+      test('the events end with exactly one exit with code 0', async (ctx) => {
+        if (!k.startWorkload) ctx.skip();
+        const events = await run();
+        expect(events.filter((e) => e.kind === 'exit')).toEqual([{ kind: 'exit', cpu, code: 0 }]);
+        expect(events[events.length - 1]!.kind).toBe('exit');
+      });
+      test('with TraceEn=0 a run raises no pmi and no fault', async (ctx) => {
+        if (!k.startWorkload) ctx.skip();
+        const events = await run();
+        expect(events.filter((e) => e.kind === 'pmi' || e.kind === 'fault')).toEqual([]);
+      });
+      test('sliceBranches gives slice events with growing branch counts before the exit', async (ctx) => {
+        if (!k.startWorkload || !k.slices) ctx.skip();
+        const slices = (await run({ sliceBranches: 100 })).filter((e) => e.kind === 'slice');
+        expect(slices.length).toBeGreaterThan(0);
+        const counts = slices.map((e) => (e.kind === 'slice' ? e.branches : 0));
+        expect(counts).toEqual([...counts].sort((a, b) => a - b));
+      });
+      test('disposing an execution stops it: its events end and the CPU can start again', async (ctx) => {
+        if (!k.startWorkload || !k.slices) ctx.skip();
+        const ex = t.start(k.startWorkload!, cpu, { sliceBranches: 100 });
+        const it = ex.events[Symbol.asyncIterator]();
+        expect((await it.next()).value).toMatchObject({ kind: 'slice' });
+        await ex[Symbol.asyncDispose]();
+        expect((await it.next()).done).toBe(true);
+        expect((await run()).map((e) => e.kind)).toContain('exit');
+      });
+      test('a second start on a busy CPU throws PtError bad_state', async (ctx) => {
+        if (!k.startWorkload) ctx.skip();
+        await using ex = t.start(k.startWorkload!, cpu);
+        expect(() => t.start(k.startWorkload!, cpu)).toThrow(expect.objectContaining({ code: 'bad_state' }));
+        for await (const _ of ex.events) { /* run to the end */ }
+      });
+      test('an aborted signal fails the start or its first event with PtError aborted', async (ctx) => {
+        if (!k.startWorkload) ctx.skip();
+        const ac = new AbortController();
+        ac.abort(new Error('test'));
+        const first = async () => {
+          await using ex = t.start(k.startWorkload!, cpu, { signal: ac.signal });
+          await ex.events[Symbol.asyncIterator]().next();
+        };
+        await expect(first()).rejects.toMatchObject({ code: 'aborted' });
       });
     });
 

@@ -24,6 +24,20 @@ export interface OutputPort {
   disable(): { readonly outputBase: bigint; readonly maskPtrs: bigint };
 }
 
+/**
+ * The packet generator as the MSR file sees it (DESIGN.md "How the model runs"): told of every
+ * TraceEn transition, whether by WRMSR, XRSTORS or XSAVES, and owner of the STATUS fields it
+ * counts while tracing (spec/msrs.md §4: PacketByteCnt, PendPSB; Stopped by TraceStop).
+ */
+export interface TraceHooks {
+  /** TraceEn 0→1, after TriggerEn was evaluated and the output engine loaded its pointers. */
+  enabled(f: MsrFile): void;
+  /** TraceEn 1→0, before the output engine is flushed: the last packets go out first. */
+  disabling(f: MsrFile): void;
+  /** STATUS as software reads it while TraceEn=1, and as written back at TraceEn 1→0. */
+  status(base: bigint): bigint;
+}
+
 /** The processor context ContextEn/FilterEn are evaluated in (spec/README.md §2, §4.2). */
 export interface TraceContext {
   readonly cpl: number;
@@ -64,6 +78,8 @@ export class MsrFile {
   env: ExecEnv = { cpl: 0, inVmxOperation: false };
   context: TraceContext = { cpl: 0, cr3: 0n, pae: false, nextIp: 0n };
   output: OutputPort | undefined;
+  /** The packet generator, when one is attached (the sim target attaches one per CPU). */
+  trace: TraceHooks | undefined;
   /** Called for every ToPA PMI the LVT delivers (the CPU masked the LVT entry first). */
   onPmi: (() => void) | undefined;
   /** PMIs delivered through the LVT, and PMIs raised while it was masked (not delivered). */
@@ -109,7 +125,7 @@ export class MsrFile {
   peek(msr: number): bigint {
     switch (msr) {
       case MSR.IA32_RTIT_CTL: return this.ctl;
-      case MSR.IA32_RTIT_STATUS: return this.status;
+      case MSR.IA32_RTIT_STATUS: return this.trace && this.traceEn ? this.trace.status(this.status) : this.status;
       case MSR.IA32_RTIT_OUTPUT_BASE: return this.outputBase;
       case MSR.IA32_RTIT_OUTPUT_MASK_PTRS: return this.maskPtrs | LOWER_MASK;
       case MSR.IA32_RTIT_CR3_MATCH: return this.cr3Match;
@@ -156,24 +172,27 @@ export class MsrFile {
   /** TraceEn 0→1: TriggerEn := !Stopped && !Error; if set, evaluate the enables and start the output. */
   private traceEnabled(): void {
     const trigger = (this.status & (STOPPED | ERROR)) === 0n;
-    if (!trigger) { this.status &= ~TRIGGER_EN; return; }
+    if (!trigger) { this.status &= ~TRIGGER_EN; this.trace?.enabled(this); return; }
     this.status |= TRIGGER_EN;
     this.status = setBit(this.status, CONTEXT_EN, this.contextEn());
     // FilterEn exists only with IP filtering; without it bit 0 is "reserved, writes ignored" (spec/msrs.md §4).
     if (this.caps.ipFiltering) this.status = setBit(this.status, FILTER_EN, this.filterEn());
     if (this.output) { this.output.enable({ ctl: this.ctl, outputBase: this.outputBase, maskPtrs: this.maskPtrs | LOWER_MASK }); this.outputLatched = true; }
+    this.trace?.enabled(this);
     // PMI preservation: a pended ToPA PMI is raised again at enable (spec/output.md §7.4 step 3).
     if ((this.ctl & INJECT_PSB_PMI_ON_ENABLE) !== 0n && (this.status & PEND_TOPA_PMI) !== 0n) this.signalTopaPmi();
   }
 
   /** TraceEn 1→0: flush, write the output pointers back, TriggerEn := 0 (ContextEn/FilterEn keep their values). */
   private traceDisabled(): void {
+    this.trace?.disabling(this);
     if (this.output && this.outputLatched) {
       const p = this.output.disable();
       this.outputBase = p.outputBase;
       this.maskPtrs = p.maskPtrs | LOWER_MASK;
     }
     this.outputLatched = false;
+    if (this.trace) this.status = this.trace.status(this.status);
     this.status &= ~TRIGGER_EN;
   }
 
@@ -253,6 +272,7 @@ export class MsrFile {
 
   /** Cold reset: every MSR takes its reset value (spec/msrs.md §1, §10, §11.1). */
   coldReset(): void {
+    if (this.traceEn) this.trace?.disabling(this);
     this.output?.disable();
     this.outputLatched = false;
     this.clearRtit();

@@ -1,14 +1,19 @@
 // The reference model as a Target (driver/target.ts): one PT unit (MSR file)
-// per logical processor over one sparse physical memory. Workload execution
-// is not in this slice: `start` says so.
+// per logical processor over one sparse physical memory, each with a packet
+// generator on its output unit; `start` runs a workload's model on one of them
+// (harness/sim/exec/).
 import { GeneralProtectionError, PtError, throwIfAborted } from '../../driver/errors.js';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import type { CallOpts, Execution, MsrOp, MsrResult, StartOpts, Target, Workload } from '../../driver/target.js';
+import { CpuTrace, type TraceModelOptions } from './exec/cpu-trace.js';
+import { Engine } from './exec/engine.js';
+import { SimExecution } from './exec/execution.js';
 import { MsrFile } from './msr-file.js';
 import { OutputUnit } from './output/output-unit.js';
 import type { TopaOptions } from './output/topa.js';
 import { SparsePhysMemory, type SparsePhysMemoryOptions } from './phys-memory.js';
 import { cpuidOf, getProfile, type CpuProfile, type ProfileName } from './profiles.js';
+import { WorkloadModel } from './workload/model.js';
 import { xrstors, xsaves, xsavesAreaSize } from './xsave.js';
 
 export interface SimTargetOptions {
@@ -21,6 +26,10 @@ export interface SimTargetOptions {
   readonly memory?: SparsePhysMemoryOptions;
   /** ToPA knobs: PMI skid, early-PMI margin on MENTRY=0 CPUs, entry cache (spec/output.md §4.5–§4.8). */
   readonly topa?: TopaOptions;
+  /** Packet generator knobs: truth recording, internal buffer (OVF), clock, libipt compatibility. */
+  readonly trace?: TraceModelOptions;
+  /** CR3 the workloads run under. Default exec/engine.ts DEFAULT_CR3. */
+  readonly cr3?: bigint;
 }
 
 /** An in-process, deterministic PT-capable CPU built from the SDM (DESIGN.md "How the model runs"). */
@@ -31,6 +40,9 @@ export class SimTarget implements Target {
   readonly phys: SparsePhysMemory;
   private readonly units: MsrFile[];
   private readonly outputs: OutputUnit[];
+  private readonly traces: CpuTrace[];
+  private readonly running: (SimExecution | undefined)[];
+  private readonly cr3: bigint | undefined;
   private disposed = false;
 
   private constructor(o: SimTargetOptions) {
@@ -42,6 +54,9 @@ export class SimTarget implements Target {
     this.units = Array.from({ length: cpus }, () => new MsrFile(this.profile));
     this.phys = new SparsePhysMemory(o.memory);
     this.outputs = this.units.map((u) => new OutputUnit(u, this.phys, o.topa));
+    this.traces = this.units.map((u, i) => new CpuTrace(u, this.outputs[i]!, o.trace));
+    this.running = this.units.map(() => undefined);
+    this.cr3 = o.cr3;
   }
 
   /** A fresh model CPU in its reset state. */
@@ -112,13 +127,52 @@ export class SimTarget implements Target {
     if (f) throw new GeneralProtectionError(f);
   }
 
-  start(_workload: Workload, cpu: number, opts?: StartOpts): Execution {
+  /**
+   * Runs `workload.model` (a WorkloadModel) on `cpu`. The CPU is in the driver's untraced handler
+   * until the first pull and again at every event; one execution per CPU at a time.
+   */
+  start(workload: Workload, cpu: number, opts?: StartOpts): Execution {
     this.enter(cpu, opts);
-    throw new PtError('unsupported', 'sim: workload execution is not implemented yet; it lands with the packet generator');
+    if (this.running[cpu]) throw new PtError('bad_state', `sim: CPU ${cpu} is already running a workload`);
+    const model = workload.model;
+    const engine = model instanceof WorkloadModel
+      ? new Engine(model, this.traces[cpu]!, { ...(opts?.sliceBranches !== undefined ? { sliceBranches: opts.sliceBranches } : {}), ...(this.cr3 !== undefined ? { cr3: this.cr3 } : {}) })
+      : new PtError('bad_config', `sim: workload ${workload.name} has no WorkloadModel; the model can only run generated workloads`);
+    const ex = new SimExecution(cpu, this.traces[cpu]!, engine, opts?.signal, () => {
+      if (this.running[cpu] === ex) this.running[cpu] = undefined;
+    });
+    this.running[cpu] = ex;
+    return ex;
+  }
+
+  /** truth.jsonl lines of `cpu` since the target was created (empty unless `trace.truth` is set). */
+  truth(cpu: number): readonly string[] {
+    this.unit(cpu);
+    return this.traces[cpu]!.gen.truth?.lines() ?? [];
+  }
+
+  /** Bytes `cpu` wrote to memory (losses.json `written`). */
+  written(cpu: number): number {
+    this.unit(cpu);
+    return this.traces[cpu]!.written;
+  }
+
+  /** Bytes `cpu` dropped in its internal buffer (losses.json `dropped`; each drop shows as an OVF). */
+  dropped(cpu: number): number {
+    this.unit(cpu);
+    return this.traces[cpu]!.gen.dropped;
+  }
+
+  /** The trace path of `cpu`: generator, PMI latch (model-only API for tests and tools). */
+  trace(cpu: number): CpuTrace {
+    this.unit(cpu);
+    return this.traces[cpu]!;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
-    this.disposed = true; // idempotent: nothing to release but the state
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const ex of this.running) await ex?.[Symbol.asyncDispose]();
     this.phys.close();
   }
 

@@ -1,6 +1,7 @@
 // The shared Target behaviour suite, run against the model for every CPU profile.
 import { PROFILE_NAMES } from '../../harness/sim/profiles.js';
 import { SimTarget } from '../../harness/sim/sim-target.js';
+import { generateWorkload } from '../../harness/sim/workload/index.js';
 import { targetContract } from '../target-contract.js';
 
 for (const profile of PROFILE_NAMES) {
@@ -14,6 +15,8 @@ for (const profile of PROFILE_NAMES) {
       reservedWrite: { msr: 0x560, value: 0x10_0001n },
       outOfRangeAddr: 1n << 40n,
       xsavesPt: profile !== 'broadwell' && profile !== 'kvm-guest',
+      startWorkload: generateWorkload(1, { branches: 1000 }),
+      slices: true,
     },
   }));
 }

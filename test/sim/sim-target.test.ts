@@ -6,9 +6,11 @@ import { SimTarget } from '../../harness/sim/sim-target.js';
 const workload = { name: 'w', image: new Uint8Array([0xc3]), base: 0x1000_0000n, entry: 0x1000_0000n };
 
 describe('SimTarget', () => {
-  test('start() throws PtError unsupported until the packet generator lands', async () => {
+  test('start() of a workload without a model yields one fault event with PtError bad_config', async () => {
     await using t = await SimTarget.create({ profile: 'skylake' });
-    expect(() => t.start(workload, 0)).toThrow(expect.objectContaining({ code: 'unsupported' }));
+    const events = [];
+    for await (const e of t.start(workload, 0).events) events.push(e);
+    expect(events).toEqual([{ kind: 'fault', cpu: 0, error: expect.objectContaining({ code: 'bad_config' }) }]);
   });
   test('description is sim:<profile>', async () => {
     await using t = await SimTarget.create({ profile: 'kvm-guest' });
@@ -57,6 +59,8 @@ describe('SimTarget output stage', () => {
     ]);
     await t.output(0).writeBytes(new Uint8Array([0x02, 0x82]));
     await t.wrmsr(0, 0x570, 0x2104n);
-    expect([await t.phys.read(region.base, 2), await t.rdmsr(0, 0x561)]).toEqual([new Uint8Array([0x02, 0x82]), (2n << 32n) | 0x7fn]);
+    // 2 bytes, then the PSB+ the enable wrote (PSB 16 + CBR 4 + PSBEND 2 bytes: spec/packets.md §8),
+    // flushed by the disable: OutputOffset = 24.
+    expect([await t.phys.read(region.base, 2), await t.rdmsr(0, 0x561)]).toEqual([new Uint8Array([0x02, 0x82]), (24n << 32n) | 0x7fn]);
   });
 });

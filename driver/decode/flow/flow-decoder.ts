@@ -283,6 +283,7 @@ export class FlowDecoder {
     }
     const r = this.walk(W_TIP);
     if (r !== OK) { this.fail(r); return; }
+    this.nInsns++;
     const img = this.img, off = this.off;
     const c = this.table(img).cls[off]!;
     const next = off + this.table(img).len[off]!;
@@ -334,6 +335,7 @@ export class FlowDecoder {
     if (hasIp) this.setTarget(lo, hi);
     const r = this.walk(W_PGD);
     if (r !== OK) { this.fail(r); return; }
+    this.nInsns++;
     const img = this.img, off = this.off;
     const t = this.table(img);
     const c = t.cls[off]!;

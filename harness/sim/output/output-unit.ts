@@ -1,9 +1,10 @@
 // The PT unit's output stage (spec/output.md §1): picks single-range or ToPA
 // output at each TraceEn 0→1 from CTL.ToPA/FabricEn, and is the OutputPort the
-// MSR file loads and writes back. Works over any PhysMemory.
-import type { PhysMemory } from '../../../driver/target.js';
+// MSR file loads and writes back. Works over any memory with synchronous
+// access (SyncPhysMemory).
 import type { MsrFile, OutputPort } from '../msr-file.js';
 import { SingleRangeOutput } from './single-range.js';
+import type { SyncPhysMemory } from './sync-phys.js';
 import { TopaOutput, type TopaOptions } from './topa.js';
 
 export type OutputScheme = 'single-range' | 'topa' | 'fabric';
@@ -16,7 +17,7 @@ export class OutputUnit implements OutputPort {
   /** Bytes handed to the unit while no engine could take them (tracing stopped, error, fabric). */
   discarded = 0;
 
-  constructor(private readonly file: MsrFile, phys: PhysMemory, opts: TopaOptions = {}) {
+  constructor(private readonly file: MsrFile, phys: SyncPhysMemory, opts: TopaOptions = {}) {
     this.single = new SingleRangeOutput(file, phys);
     this.topa = new TopaOutput(file, phys, opts);
     file.output = this;
@@ -47,11 +48,11 @@ export class OutputUnit implements OutputPort {
     return { outputBase: this.file.outputBase, maskPtrs: this.file.maskPtrs }; // fabric: memory pointers untouched
   }
 
-  /** Hands trace bytes to the current engine (the packet generator's sink). */
-  async writeBytes(bytes: Uint8Array): Promise<void> {
+  /** Hands trace bytes to the current engine (the packet generator's sink); synchronous, like the sink. */
+  writeBytes(bytes: Uint8Array): void {
     const before = this.written;
-    if (this.scheme === 'topa') await this.topa.writeBytes(bytes);
-    else if (this.scheme === 'single-range') await this.single.writeBytes(bytes);
+    if (this.scheme === 'topa') this.topa.writeBytes(bytes);
+    else if (this.scheme === 'single-range') this.single.writeBytes(bytes);
     this.discarded += bytes.length - (this.written - before);
   }
 }

@@ -1,8 +1,8 @@
 // Single-range output (spec/output.md §3): one circular physical range,
 // base & ~mask, offset & mask; no interrupt, no STOP, no "full".
 import { PtError } from '../../../driver/errors.js';
-import type { PhysMemory } from '../../../driver/target.js';
 import type { MsrFile } from '../msr-file.js';
+import type { SyncPhysMemory } from './sync-phys.js';
 
 /** Which §3.2 operational error fired. */
 export type SingleRangeError = '1-mask-not-contiguous' | '2-base-mask-overlap' | '3-offset-out-of-range' | '4-no-memory';
@@ -20,7 +20,7 @@ export class SingleRangeOutput {
   /** The §3.2 error that stopped it, if any. */
   error: SingleRangeError | undefined;
 
-  constructor(private readonly file: MsrFile, private readonly phys: PhysMemory) {}
+  constructor(private readonly file: MsrFile, private readonly phys: SyncPhysMemory) {}
 
   /** Loads the pointers and checks §3.2 errors 1–3 at enable (the model's choice of timing). */
   enable(m: { readonly outputBase: bigint; readonly maskPtrs: bigint }): void {
@@ -41,14 +41,14 @@ export class SingleRangeOutput {
     return { outputBase: this.base, maskPtrs: (this.offset << 32n) | this.mask };
   }
 
-  /** Writes trace bytes at (base & ~mask) + offset, wrapping at mask + 1. */
-  async writeBytes(bytes: Uint8Array): Promise<void> {
+  /** Writes trace bytes at (base & ~mask) + offset, wrapping at mask + 1. Synchronous: the generator's sink is. */
+  writeBytes(bytes: Uint8Array): void {
     let pos = 0;
     while (pos < bytes.length && this.active && this.file.triggerEn) {
       const room = Number(this.mask + 1n - this.offset);
       const n = Math.min(room, bytes.length - pos);
       try {
-        await this.phys.write((this.base & ~this.mask) + this.offset, bytes.subarray(pos, pos + n));
+        this.phys.writeNow((this.base & ~this.mask) + this.offset, bytes.subarray(pos, pos + n));
       } catch (e) {
         // Model choice: output to memory the target does not back stops tracing as an operational error.
         if (!(e instanceof PtError && e.code === 'bad_address')) throw e;

@@ -3,8 +3,8 @@
 // the §4.7 operational errors, single-entry (MENTRY=0) CPUs with their early
 // PMI, and the entry cache knob (§4.8).
 import { PtError } from '../../../driver/errors.js';
-import type { PhysMemory } from '../../../driver/target.js';
 import type { MsrFile } from '../msr-file.js';
+import type { SyncPhysMemory } from './sync-phys.js';
 import { decodeTopaEntry, regionSize, topaEntryError, type TopaEntry, type TopaErrorRule } from './topa-entry.js';
 
 /** spec/output.md §4.3, Open Question 10: the last slot of a 256 MiB table. */
@@ -41,7 +41,7 @@ export class TopaOutput {
   /** The §4.7 rule of the last operational error, if any. */
   error: TopaErrorRule | 'no-memory' | undefined;
 
-  constructor(private readonly file: MsrFile, private readonly phys: PhysMemory, o: TopaOptions = {}) {
+  constructor(private readonly file: MsrFile, private readonly phys: SyncPhysMemory, o: TopaOptions = {}) {
     this.skid = o.pmiSkid ?? 0;
     this.margin = o.earlyPmiMargin ?? 512;
     this.cacheMode = o.topaCache ?? 'none';
@@ -73,18 +73,18 @@ export class TopaOutput {
     };
   }
 
-  /** Writes trace bytes into the regions the tables describe (§4.3). */
-  async writeBytes(bytes: Uint8Array): Promise<void> {
+  /** Writes trace bytes into the regions the tables describe (§4.3). Synchronous: the generator's sink is. */
+  writeBytes(bytes: Uint8Array): void {
     let pos = 0;
     while (pos < bytes.length && this.active && this.file.triggerEn) {
-      const e = this.cur ?? await this.reach();
+      const e = this.cur ?? this.reach();
       if (!e) break;
       const size = BigInt(regionSize(e));
       let n = Math.min(bytes.length - pos, Number(size - this.outputOffset));
       if (this.pmiSkidLeft !== undefined) n = Math.min(n, Math.max(this.pmiSkidLeft, 1));
       const early = this.earlyPoint(e);
       if (early !== undefined && this.outputOffset < early) n = Math.min(n, Number(early - this.outputOffset));
-      if (!(await this.store(e.base + this.outputOffset, bytes.subarray(pos, pos + n)))) break;
+      if (!(this.store(e.base + this.outputOffset, bytes.subarray(pos, pos + n)))) break;
       pos += n;
       this.written += n;
       this.outputOffset += BigInt(n);
@@ -123,9 +123,9 @@ export class TopaOutput {
   }
 
   /** Reads the entry at the table pointer, following END links lazily; undefined after an operational error. */
-  private async reach(): Promise<TopaEntry | undefined> {
+  private reach(): TopaEntry | undefined {
     for (let hops = 0; ; hops++) {
-      const raw = await this.readEntry(this.tableBase + this.tableOffset);
+      const raw = this.readEntry(this.tableBase + this.tableOffset);
       if (raw === undefined) return this.fail('no-memory');
       const e = decodeTopaEntry(raw);
       const bad = topaEntryError(e, this.tableBase, this.tableOffset, this.file.caps.maxPhysAddr, this.mentry);
@@ -144,12 +144,12 @@ export class TopaOutput {
     }
   }
 
-  private async readEntry(addr: bigint): Promise<bigint | undefined> {
-    if (this.cache && !this.cacheFilled) await this.fillCache();
+  private readEntry(addr: bigint): bigint | undefined {
+    if (this.cache && !this.cacheFilled) this.fillCache();
     const hit = this.cache?.get(addr);
     if (hit !== undefined) return hit;
     try {
-      const b = await this.phys.read(addr, 8);
+      const b = this.phys.readNow(addr, 8);
       return new DataView(b.buffer, b.byteOffset, 8).getBigUint64(0, true);
     } catch (e) {
       if (e instanceof PtError && e.code === 'bad_address') return undefined;
@@ -158,7 +158,7 @@ export class TopaOutput {
   }
 
   /** "all-reachable-at-enable": walk from the current pointer through END links, caching every entry. */
-  private async fillCache(): Promise<void> {
+  private fillCache(): void {
     this.cacheFilled = true;
     const cache = this.cache!;
     let base = this.tableBase, off = this.tableOffset;
@@ -167,7 +167,7 @@ export class TopaOutput {
       if (cache.has(addr)) return;
       let raw: bigint;
       try {
-        const b = await this.phys.read(addr, 8);
+        const b = this.phys.readNow(addr, 8);
         raw = new DataView(b.buffer, b.byteOffset, 8).getBigUint64(0, true);
       } catch {
         return;
@@ -179,9 +179,9 @@ export class TopaOutput {
     }
   }
 
-  private async store(addr: bigint, data: Uint8Array): Promise<boolean> {
+  private store(addr: bigint, data: Uint8Array): boolean {
     try {
-      await this.phys.write(addr, data);
+      this.phys.writeNow(addr, data);
       return true;
     } catch (e) {
       if (!(e instanceof PtError && e.code === 'bad_address')) throw e;

@@ -1,0 +1,89 @@
+// A running workload on the sim target (driver/target.ts Execution): an async
+// iterable of events that advances the model only while the consumer awaits
+// the next event (DESIGN.md "How the model runs"). Every event is yielded
+// with the CPU in the driver's untraced handler and the generator flushed,
+// so nothing is written to memory between an event and the next pull.
+import { PtError, throwIfAborted } from '../../../driver/errors.js';
+import type { Execution, TargetEvent } from '../../../driver/target.js';
+import { MSR } from '../msr-addresses.js';
+import type { CpuTrace } from './cpu-trace.js';
+import type { Engine } from './engine.js';
+
+/** What the model adds to a `pmi` event: how far the CPU ran between the PMI and the handler. */
+export interface PmiFigures {
+  /** Bytes written to memory after the PMI was raised, before the handler was entered. */
+  readonly bytesSincePmi: number;
+  /** Core cycles of the modelled clock in the same window. */
+  readonly cyclesSincePmi: number;
+}
+
+/** The sim's `pmi` event: the Target fields plus the model's figures (`model`). */
+export type SimPmiEvent = Extract<TargetEvent, { kind: 'pmi' }> & { readonly model: PmiFigures };
+
+/** One workload run on one CPU of a SimTarget; single consumer; leaving the loop early stops it. */
+export class SimExecution implements Execution {
+  readonly events: AsyncIterable<TargetEvent>;
+  private iter: AsyncGenerator<TargetEvent> | undefined;
+  private closed = false;
+  private sliceDue = false;
+
+  constructor(
+    private readonly cpu: number,
+    private readonly trace: CpuTrace,
+    private readonly engine: Engine | Error,
+    private readonly signal: AbortSignal | undefined,
+    private readonly onEnd: () => void,
+  ) {
+    this.events = {
+      [Symbol.asyncIterator]: () => {
+        if (this.iter) throw new PtError('bad_state', 'sim: the events of an execution can be iterated once');
+        this.iter = this.run();
+        return this.iter;
+      },
+    };
+  }
+
+  /** Stops the run where it is (the CPU stays in the handler; tracing state is left as the driver set it). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.iter) await this.iter.return(undefined);
+    else this.onEnd();
+  }
+
+  private async *run(): AsyncGenerator<TargetEvent> {
+    try {
+      const e = this.engine;
+      if (e instanceof Error) { yield { kind: 'fault', cpu: this.cpu, error: e }; return; }
+      const t = this.trace;
+      while (!this.closed) {
+        throwIfAborted(this.signal);
+        if (t.pmiPending) { yield this.pmiEvent(); continue; }   // delivered in the handler (or with a stop)
+        if (this.sliceDue) { this.sliceDue = false; yield { kind: 'slice', cpu: this.cpu, branches: e.branches }; continue; }
+        if (e.done) { yield { kind: 'exit', cpu: this.cpu, code: 0 }; return; }
+        t.inHandler = false;
+        e.leaveHandler();
+        const why = e.run();
+        e.enterHandler();
+        t.inHandler = true;
+        if (why === 'slice') this.sliceDue = true;
+      }
+    } finally {
+      this.closed = true;
+      this.onEnd();
+    }
+  }
+
+  /** GLOBAL_STATUS, CTL and STATUS as the top half reads them; the sim's top half changes nothing. */
+  private pmiEvent(): SimPmiEvent {
+    const t = this.trace;
+    t.pmiPending = false;
+    const f = t.file;
+    return {
+      kind: 'pmi', cpu: this.cpu,
+      globalStatus: f.peek(MSR.IA32_PERF_GLOBAL_STATUS), ctl: f.peek(MSR.IA32_RTIT_CTL), status: f.peek(MSR.IA32_RTIT_STATUS),
+      acked: false, traceEnCleared: false,
+      model: { bytesSincePmi: t.written - t.pmiWritten, cyclesSincePmi: t.gen.now - t.pmiCycles },
+    };
+  }
+}
