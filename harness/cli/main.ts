@@ -12,6 +12,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'dump FILE.pt [--json|--stats]   decode a raw PT stream (ptdump-like; --json: packet JSON Lines)',
     load: async () => (await import('./commands/dump.js')).dumpCommand,
   },
+  flow: {
+    summary: 'flow TRACE.pt --image IMAGE.bin@0xBASE [--json] [--losses losses.json]   reconstruct the executed path',
+    load: async () => (await import('./commands/flow.js')).flowCommand,
+  },
   demo: {
     summary: 'demo [--out DIR]                 generate a sample stream and dump it (what `npm start` runs)',
     load: async () => (await import('./commands/demo.js')).demoCommand,
