@@ -277,7 +277,7 @@ export class PacketDecoder {
       if (this.final) this.setState(S_DONE);
       return false;
     }
-    this.setError(this.pos, DecodeError.eos);
+    this.setError(this.base + this.pos, DecodeError.eos);
     this.enterResync();
     return true;
   }

@@ -1,0 +1,87 @@
+// `ptlab dump` on real temp files: --json, --stats, text, missing file, bad usage.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { dumpCommand } from '../../harness/cli/commands/dump.js';
+import { hex, PSB } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ptlab-dump-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function file(name: string, bytes: number[]): string {
+  const p = join(dir, name);
+  writeFileSync(p, Uint8Array.from(bytes));
+  return p;
+}
+
+async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await dumpCommand(argv, { out: (s) => { out += s; }, err: (s) => { err += s; } });
+  return { code, out, err };
+}
+
+const STREAM = [...PSB, ...hex('99 01 2D 34 12 0A 05')];
+
+describe('ptlab dump', () => {
+  test('--json prints the packet-json lines', async () => {
+    const r = await run([file('a.pt', STREAM), '--json']);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe([
+      '{"off":0,"size":16,"type":"psb"}',
+      '{"off":16,"size":2,"type":"mode.exec","csl":true,"csd":false,"mode":"64bit"}',
+      '{"off":18,"size":3,"type":"tip","ipc":"update-16","ip":"0x1234"}',
+      '{"off":21,"size":1,"type":"tnt.8","n":2,"bits":"01"}',
+      '{"off":22,"error":"bad_opc"}',
+      '',
+    ].join('\n'));
+  });
+
+  test('the default text output shows the reconstructed IP', async () => {
+    const r = await run([file('b.pt', STREAM)]);
+    expect(r.code).toBe(0);
+    const lines = r.out.trimEnd().split('\n');
+    expect(lines).toHaveLength(5);
+    expect(lines[0]).toBe('0000000000000000  psb');
+    expect(lines[2]).toMatch(/^0000000000000012  tip\s+1: 16: 0x1234\s+ip 0x1234$/);
+    expect(lines[3]).toMatch(/^0000000000000015  tnt\.8\s+\.!$/);
+    expect(lines[4]).toBe('0000000000000016  [error: bad_opc]');
+  });
+
+  test('--stats counts packets per type and errors', async () => {
+    const r = await run(['--stats', file('c.pt', STREAM)]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^psb\s+1$/m);
+    expect(r.out).toMatch(/^tip\s+1$/m);
+    expect(r.out).toMatch(/^error bad_opc\s+1$/m);
+    expect(r.out).toMatch(/^packets\s+4$/m);
+    expect(r.out).toMatch(/^bytes\s+23$/m);
+    expect(r.out).toMatch(/^MB\/s\s+/m);
+    expect(r.out).toMatch(/^Mpackets\/s\s+/m);
+  });
+
+  test('a file larger than one read chunk decodes like the one-shot JSON', async () => {
+    // 9 MiB of TNT-8 after a PSB crosses the 8 MiB chunk boundary.
+    const big = new Uint8Array(16 + 9 * 1024 * 1024).fill(0x06);
+    big.set(PSB, 0);
+    const p = join(dir, 'big.pt');
+    writeFileSync(p, big);
+    const r = await run(['--stats', p]);
+    expect(r.out).toMatch(new RegExp(`^tnt\\.8\\s+${9 * 1024 * 1024}$`, 'm'));
+    expect(r.out).toMatch(/^errors\s+0$/m);
+  });
+
+  test('a missing file is exit code 2 with a message', async () => {
+    const r = await run([join(dir, 'nope.pt')]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('nope.pt');
+    expect(r.err).toContain('ENOENT');
+  });
+
+  test.for([[], ['a', 'b'], ['--json', '--stats', 'x.pt'], ['--bogus', 'x.pt']])('bad usage %j is exit code 2 with the usage text', async (argv) => {
+    const r = await run(argv);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('usage: ptlab dump');
+  });
+});
