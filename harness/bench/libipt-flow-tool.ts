@@ -3,43 +3,15 @@
 // … build a small C checker on it"), into build/libipt/ next to the other
 // tools, and runs it. Reuses libipt-tools.ts (directories, error type).
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { defaultToolDirs, LibiptToolsError, type ToolDirs } from './libipt-tools.js';
+import { buildLibiptTools, defaultToolDirs, type ToolDirs } from './libipt-tools.js';
 
 const run = promisify(execFile);
-const CFLAGS = ['-O2', '-Wall', '-Wextra', '-std=gnu11'];
 const MAX_OUTPUT = 512 * 1024 * 1024;
 
-function stderrOf(e: unknown): string {
-  const s = (e as { readonly stderr?: unknown }).stderr;
-  return typeof s === 'string' ? s : '';
-}
-
-/** Compiles ptflow when missing or older than ptflow.c / ptio.h; returns its path. Throws LibiptToolsError. */
+/** Compiles ptflow (with the other libipt tools) when missing or stale; returns its path. Throws LibiptToolsError. */
 export async function buildPtflow(dirs: ToolDirs = defaultToolDirs()): Promise<string> {
-  const src = join(dirs.srcDir, 'ptflow.c');
-  const header = join(dirs.srcDir, 'ptio.h');
-  for (const f of [src, header]) if (!existsSync(f)) throw new LibiptToolsError('no-sources', `missing C source ${f}`);
-  const exe = join(dirs.outDir, 'ptflow');
-  if (existsSync(exe) && Math.max(statSync(src).mtimeMs, statSync(header).mtimeMs) <= statSync(exe).mtimeMs) return exe;
-  const cc = dirs.cc ?? process.env['CC'] ?? 'gcc';
-  mkdirSync(dirs.outDir, { recursive: true });
-  const tmp = `${exe}.tmp-${process.pid}`;
-  const argv = [cc, ...CFLAGS, '-o', tmp, src, '-lipt'];
-  try {
-    await run(cc, argv.slice(1));
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    const err = stderrOf(e);
-    const code = (e as { readonly code?: unknown }).code;
-    if (code === 'ENOENT') throw new LibiptToolsError('no-gcc', `cannot run the C compiler '${cc}' (install gcc)`, { argv }, { cause: e });
-    const reason = /intel-pt\.h|-lipt/.test(err) ? 'no-libipt' : 'compile-failed';
-    throw new LibiptToolsError(reason, `compiling ptflow.c failed:\n${err}`, { argv, stderr: err }, { cause: e });
-  }
-  renameSync(tmp, exe);
-  return exe;
+  return (await buildLibiptTools(dirs)).ptflow;
 }
 
 /** libipt's flow-json lines for `trace` against images [(path, base)]. */

@@ -12,7 +12,7 @@ import { PtError } from '../../driver/errors.js';
 const run = promisify(execFile);
 
 /** The C tools, one source file each under test/libipt/. */
-export const LIBIPT_TOOLS = ['ptjson', 'ptgen', 'ptbench'] as const;
+export const LIBIPT_TOOLS = ['ptjson', 'ptgen', 'ptbench', 'ptflow'] as const;
 
 /** One of the C tools. */
 export type LibiptTool = (typeof LIBIPT_TOOLS)[number];

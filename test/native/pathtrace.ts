@@ -1,11 +1,12 @@
 // Runner for test/native/pathtrace.c: builds it with gcc into build/native/ (gitignored) and runs a
 // workload image natively under ptrace, returning its executed path as flow-json lines.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, statSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, writeFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Workload } from '../../driver/target.js';
+import { buildCTool } from '../../harness/bench/c-tool.js';
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -22,13 +23,8 @@ export function nativeAvailable(): boolean {
 }
 
 /** Builds the tool unless an up-to-date binary exists; returns its path. */
-export async function buildPathtrace(): Promise<string> {
-  if (existsSync(PATHTRACE_BIN) && statSync(PATHTRACE_BIN).mtimeMs >= statSync(PATHTRACE_SRC).mtimeMs) return PATHTRACE_BIN;
-  mkdirSync(dirname(PATHTRACE_BIN), { recursive: true });
-  const tmp = `${PATHTRACE_BIN}.${process.pid}.tmp`;
-  await run('gcc', ['-O2', '-Wall', '-Wextra', '-Werror', '-o', tmp, PATHTRACE_SRC]);
-  renameSync(tmp, PATHTRACE_BIN); // atomic: parallel builders never see half a binary
-  return PATHTRACE_BIN;
+export function buildPathtrace(): Promise<string> {
+  return buildCTool({ sources: [PATHTRACE_SRC], exe: PATHTRACE_BIN, cflags: ['-O2', '-Wall', '-Wextra', '-Werror'] });
 }
 
 /** Why a native run failed: the tool's exit code (2 setup, 3 off the expected path) and its message. */
