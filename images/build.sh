@@ -221,6 +221,18 @@ if [ -f "$REPO/guest/helper/Makefile" ]; then
   install -m 755 "$WORK/helper/ptlab-helper" "$ROOT/usr/bin/ptlab-helper"
 fi
 
+# The ptlab kernel module from guest/kmod, built against the headers of KVER (qemu-notes §6:
+# ~2 s; it loads unsigned and only taints the kernel). rcS insmods it when present.
+if [ -f "$REPO/guest/kmod/Makefile" ]; then
+  log "building the guest kernel module"
+  KDIR=/usr/src/linux-headers-$KVER
+  [ -d "$KDIR" ] || die "$KDIR missing: linux-headers-$KVER did not install"
+  make -s -C "$REPO/guest/kmod" KVER="$KVER" KDIR="$KDIR" BUILD="$WORK/kmod" >/dev/null 2>"$WORK/kmod.log" \
+    || die "guest module build failed: $(tail -20 "$WORK/kmod.log")"
+  mkdir -p "$ROOT/$MODDIR/extra"
+  install -m 644 "$WORK/kmod/ptlab.ko" "$ROOT/$MODDIR/extra/ptlab.ko"
+fi
+
 # --- 6. pack and publish -----------------------------------------------------------------------
 (cd "$ROOT" && find . | cpio -o -H newc -R 0:0 --quiet | gzip -1) > "$WORK/initramfs.cpio.gz"
 mv -f "$WORK/vmlinux" "$OUT/vmlinux"
@@ -234,6 +246,7 @@ file_entry() {   # $1 = path relative to OUT
   printf '  "kernel": "vmlinux",\n  "initrd": "initramfs.cpio.gz",\n'
   printf '  "hostKey": "keys/ssh_host_ed25519_key.pub",\n  "clientKey": "keys/id_ed25519",\n'
   printf '  "helper": %s,\n' "$([ -x "$ROOT/usr/bin/ptlab-helper" ] && echo true || echo false)"
+  printf '  "module": %s,\n' "$([ -f "$ROOT/$MODDIR/extra/ptlab.ko" ] && echo true || echo false)"
   printf '  "packages": [%s],\n' "$(for d in "${DEBS[@]}"; do printf '"%s",' "$(basename "$d")"; done | sed 's/,$//')"
   printf '  "files": [\n'
   file_entry vmlinux; printf ',\n'

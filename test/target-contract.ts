@@ -12,8 +12,11 @@ export interface ContractKnobs {
   readonly probeLeaves?: readonly (readonly [number, number])[];
   /** CPUID.0 vendor string, if the suite should check it. */
   readonly vendor?: string;
-  /** An MSR whose RDMSR raises #GP on this target. */
-  readonly absentMsr: number;
+  /**
+   * An MSR whose RDMSR raises #GP on this target; undefined where no RDMSR faults (QEMU 7.2's
+   * TCG returns 0 for every unknown MSR: test/qemu/tcg-knobs.ts).
+   */
+  readonly absentMsr: number | undefined;
   /** An MSR that is safe to write, and two values it accepts and reads back unchanged. */
   readonly writable: { readonly msr: number; readonly values: readonly [bigint, bigint] };
   /** A write that raises #GP because it sets a reserved bit (best: of `writable.msr`). */
@@ -66,8 +69,9 @@ export function targetContract(name: string, make: MakeTarget): void {
     });
 
     describe('MSR faults are typed data', () => {
-      test('RDMSR of an absent MSR throws GeneralProtectionError naming the MSR', async () => {
-        const e = await t.rdmsr(cpu, k.absentMsr).catch((x: unknown) => x);
+      test('RDMSR of an absent MSR throws GeneralProtectionError naming the MSR', async (ctx) => {
+        if (k.absentMsr === undefined) ctx.skip('no RDMSR faults on this target (QEMU TCG returns 0 for unknown MSRs)');
+        const e = await t.rdmsr(cpu, k.absentMsr!).catch((x: unknown) => x);
         expect(e).toBeInstanceOf(GeneralProtectionError);
         expect(e).toMatchObject({ code: 'cpu_fault', vector: '#GP', msr: k.absentMsr });
         expect((e as GeneralProtectionError).reason.length).toBeGreaterThan(0);

@@ -9,19 +9,42 @@
  *   request:  <id> <verb> [args...]            (fields separated by single spaces)
  *   response: <id> ok [values...]
  *             <id> err <code> <message...>
+ *   event:    * <kind> [values...]             (unsolicited; never has an id)
  * Numbers are hex with 0x; <id> is an opaque token echoed back. Verbs:
  *   ping                       -> ok pong
- *   cpuid <cpu> <leaf> <sub>   -> ok <eax> <ebx> <ecx> <edx>     (/dev/cpu/N/cpuid)
- *   rdmsr <cpu> <msr>          -> ok <value>                     (/dev/cpu/N/msr)
+ *   info                       -> ok <module 0|1> <online cpus>
+ *   cpuid <cpu> <leaf> <sub>   -> ok <eax> <ebx> <ecx> <edx>
+ *   rdmsr <cpu> <msr>          -> ok <value>
  *   wrmsr <cpu> <msr> <value>  -> ok
+ *   msrs <cpu> <op>...         -> ok <result>...   op: r<msr> | w<msr>=<value>; one result per
+ *                                 executed op: the value, or "gp" for the #GP that ended the batch
+ *   alloc <size>               -> ok <id> <phys>    (physically contiguous, size-aligned, zeroed)
+ *   free <id> / freeall        -> ok
+ *   bufread <id> <off> <len>   -> ok <hex>          (len <= 256 KiB)
+ *   bufwrite <id> <off> <hex>  -> ok
+ *   buffill <id> <seed>        -> ok                (xorshift32 stream from seed, little-endian)
+ *   hash <id> [<off> <len>]    -> ok <sha256 hex>
+ *   xsaves <cpu> <rfbm>        -> ok <hex area>
+ *   xrstors <cpu> <rfbm> <hex> -> ok
+ *   pmi <flags>                -> ok    (bit 0 claim ToPA PMIs, bit 1 clear TraceEn in the handler)
+ *   unmask <cpu>               -> ok    (LVT performance-monitor entry = NMI, unmasked)
+ *   pmitest <cpu>              -> ok    (a synthetic event, to test the event path)
+ *   events on|off              -> ok    then "* pmi <cpu> <flags> <seq> <gs> <ctl> <status> <tsc>"
+ *   put <path> <hex>           -> ok    (writes a file)
+ *   run <cpu> <path>@<base> <entry> -> ok <pid>, later "* exit <pid> <status>"
+ *   kill <pid>                 -> ok
  *   exec <hex of a sh -c command line>
  *                              -> ok <status> <hex stdout> <hex stderr>
  *      status: exit code, or 0x100 + signal number when killed by a signal; "-" for empty output.
- * Error codes: gp (the CPU raised #GP: the msr/cpuid driver returns EIO), nodev (no such CPU
- * or the driver is not loaded), inval (malformed request), unknown (unknown verb), io (any
- * other errno; the message names it).
+ * MSRs, CPUID, buffers, XSAVES and PMIs go through the ptlab module (/dev/ptlab: guest/kmod);
+ * without it, cpuid/rdmsr/wrmsr/msrs fall back to /dev/cpu/N/{cpuid,msr} and the rest answer
+ * nodev. Error codes: gp (the CPU raised #GP), nodev (no such CPU, or the module/driver is not
+ * loaded), unsupported (the CPU does not enumerate the feature), nomem (no contiguous memory or
+ * a module limit), noent (no such buffer or file), inval (malformed request), unknown (unknown
+ * verb), io (any other errno; the message names it).
  */
 #include <errno.h>
+#include <sys/ioctl.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -35,12 +58,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto.h"
+
+static int unhex(const char *s, char **out);
+int msr_access(uint64_t cpu, uint32_t msr, uint64_t *val, int write);
+#include "ptlab_uapi.h"
+
 #define LINE_MAX_BYTES	(1 << 20)
 #define OUTPUT_MAX	(1 << 20)
-#define MAX_FIELDS	8
+#define MAX_FIELDS	(PTLAB_MAX_BATCH + 4)
 
 static int in_fd = 0, out_fd = 1;
 static int from_port;
+int ptlab_fd = -1;
+static int sigchld_pipe[2] = { -1, -1 };
 
 /**
  * write_all - write a whole buffer, retrying short writes
@@ -62,13 +93,7 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* A growable output line. */
-struct out {
-	char *buf;
-	size_t len, cap;
-};
-
-static void out_add(struct out *o, const char *s, size_t n)
+void out_add(struct out *o, const char *s, size_t n)
 {
 	if (o->len + n + 1 > o->cap) {
 		size_t cap = o->cap ? o->cap : 256;
@@ -85,12 +110,12 @@ static void out_add(struct out *o, const char *s, size_t n)
 	o->buf[o->len] = '\0';
 }
 
-static void out_str(struct out *o, const char *s)
+void out_str(struct out *o, const char *s)
 {
 	out_add(o, s, strlen(s));
 }
 
-static void out_hex64(struct out *o, uint64_t v)
+void out_hex64(struct out *o, uint64_t v)
 {
 	char tmp[24];
 
@@ -98,7 +123,7 @@ static void out_hex64(struct out *o, uint64_t v)
 	out_str(o, tmp);
 }
 
-static void out_hexbytes(struct out *o, const unsigned char *p, size_t n)
+void out_hexbytes(struct out *o, const unsigned char *p, size_t n)
 {
 	static const char digits[] = "0123456789abcdef";
 	char pair[2];
@@ -115,7 +140,7 @@ static void out_hexbytes(struct out *o, const unsigned char *p, size_t n)
 	}
 }
 
-static void respond(const char *id, struct out *body)
+void respond(const char *id, struct out *body)
 {
 	struct out line = { 0 };
 
@@ -126,7 +151,7 @@ static void respond(const char *id, struct out *body)
 	free(line.buf);
 }
 
-static void respond_err(const char *id, const char *code, const char *msg)
+void respond_err(const char *id, const char *code, const char *msg)
 {
 	struct out o = { 0 };
 
@@ -138,23 +163,46 @@ static void respond_err(const char *id, const char *code, const char *msg)
 	free(o.buf);
 }
 
+void respond_ok(const char *id)
+{
+	struct out o = { 0 };
+
+	out_str(&o, " ok");
+	respond(id, &o);
+	free(o.buf);
+}
+
+/** emit_event - send "* <body>" (body begins with a space) */
+void emit_event(struct out *body)
+{
+	respond("*", body);
+}
+
 /** errno_code - map an errno of the msr/cpuid drivers to a protocol error code */
-static const char *errno_code(int err)
+const char *errno_code(int err)
 {
 	switch (err) {
 	case EIO:
 		return "gp";
-	case ENOENT:
 	case ENXIO:
 	case ENODEV:
 		return "nodev";
+	case ENOENT:
+		return "noent";
+	case EOPNOTSUPP:
+		return "unsupported";
+	case ENOMEM:
+	case ENOSPC:
+		return "nomem";
+	case EINVAL:
+		return "inval";
 	default:
 		return "io";
 	}
 }
 
 /** parse_u64 - parse a number (0x hex or decimal); Return: 0, or -1 if malformed */
-static int parse_u64(const char *s, uint64_t *v)
+int parse_u64(const char *s, uint64_t *v)
 {
 	char *end;
 
@@ -188,6 +236,27 @@ static int dev_pio(const char *name, uint64_t cpu, uint64_t pos, void *buf, size
 	return err;
 }
 
+/**
+ * msr_access - RDMSR/WRMSR on @cpu through the module (rdmsrl_safe_on_cpu), else /dev/cpu/N/msr
+ * Return: 0, or an errno value (EIO for #GP).
+ */
+int msr_access(uint64_t cpu, uint32_t msr, uint64_t *val, int write)
+{
+	if (ptlab_fd >= 0) {
+		struct ptlab_msr m = { .cpu = (uint32_t)cpu, .msr = msr, .value = *val };
+
+		if (cpu > UINT32_MAX)
+			return ENXIO;
+		if (ioctl(ptlab_fd, write ? PTLAB_IOC_WRMSR : PTLAB_IOC_RDMSR, &m))
+			return errno;
+		*val = m.value;
+		return 0;
+	}
+	int err = dev_pio("msr", cpu, msr, val, sizeof(*val), write);
+
+	return err == ENOENT ? ENODEV : err;	/* no /dev/cpu/N/msr: the msr driver is not loaded */
+}
+
 static void do_cpuid(const char *id, char **f, int nf)
 {
 	uint64_t cpu, leaf, sub;
@@ -200,8 +269,18 @@ static void do_cpuid(const char *id, char **f, int nf)
 		respond_err(id, "inval", "usage: cpuid <cpu> <leaf> <subleaf>");
 		return;
 	}
-	/* The cpuid driver takes the leaf in the low and the subleaf in the high 32 bits of the offset. */
-	err = dev_pio("cpuid", cpu, (sub << 32) | leaf, regs, sizeof(regs), 0);
+	if (ptlab_fd >= 0) {
+		struct ptlab_cpuid c = { .cpu = (uint32_t)cpu, .leaf = (uint32_t)leaf, .subleaf = (uint32_t)sub };
+
+		err = cpu > UINT32_MAX ? ENXIO : ioctl(ptlab_fd, PTLAB_IOC_CPUID, &c) ? errno : 0;
+		regs[0] = c.eax;
+		regs[1] = c.ebx;
+		regs[2] = c.ecx;
+		regs[3] = c.edx;
+	} else {
+		/* The cpuid driver takes the leaf in the low and the subleaf in the high 32 bits of the offset. */
+		err = dev_pio("cpuid", cpu, (sub << 32) | leaf, regs, sizeof(regs), 0);
+	}
 	if (err) {
 		respond_err(id, errno_code(err), strerror(err));
 		return;
@@ -223,7 +302,7 @@ static void do_rdmsr(const char *id, char **f, int nf)
 		respond_err(id, "inval", "usage: rdmsr <cpu> <msr>");
 		return;
 	}
-	err = dev_pio("msr", cpu, msr, &val, sizeof(val), 0);
+	err = msr_access(cpu, (uint32_t)msr, &val, 0);
 	if (err) {
 		respond_err(id, errno_code(err), strerror(err));
 		return;
@@ -245,7 +324,7 @@ static void do_wrmsr(const char *id, char **f, int nf)
 		respond_err(id, "inval", "usage: wrmsr <cpu> <msr> <value>");
 		return;
 	}
-	err = dev_pio("msr", cpu, msr, &val, sizeof(val), 1);
+	err = msr_access(cpu, (uint32_t)msr, &val, 1);
 	if (err) {
 		respond_err(id, errno_code(err), strerror(err));
 		return;
@@ -253,6 +332,22 @@ static void do_wrmsr(const char *id, char **f, int nf)
 	out_str(&o, " ok");
 	respond(id, &o);
 	free(o.buf);
+}
+
+int unhex_bytes(const char *s, unsigned char **out, size_t *len)
+{
+	char *p;
+
+	if (!strcmp(s, "-")) {
+		*out = malloc(1);
+		*len = 0;
+		return *out ? 0 : -1;
+	}
+	if (unhex(s, &p))
+		return -1;
+	*out = (unsigned char *)p;
+	*len = strlen(s) / 2;
+	return 0;
 }
 
 static int unhex(const char *s, char **out)
@@ -372,6 +467,17 @@ static void do_exec(const char *id, char **f, int nf)
 	free(err.buf);
 }
 
+static void do_info(const char *id)
+{
+	struct out o = { 0 };
+
+	out_str(&o, " ok");
+	out_hex64(&o, ptlab_fd >= 0);
+	out_hex64(&o, (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+	respond(id, &o);
+	free(o.buf);
+}
+
 static void handle_line(char *line)
 {
 	char *f[MAX_FIELDS + 1];
@@ -400,15 +506,95 @@ static void handle_line(char *line)
 		do_wrmsr(f[0], f, nf);
 	} else if (!strcmp(f[1], "exec")) {
 		do_exec(f[0], f, nf);
+	} else if (!strcmp(f[1], "info")) {
+		do_info(f[0]);
+	} else if (!strcmp(f[1], "msrs")) {
+		do_msrs(f[0], f, nf);
+	} else if (!strcmp(f[1], "alloc")) {
+		do_alloc(f[0], f, nf);
+	} else if (!strcmp(f[1], "free")) {
+		do_free(f[0], f, nf);
+	} else if (!strcmp(f[1], "freeall")) {
+		do_freeall(f[0], f, nf);
+	} else if (!strcmp(f[1], "bufread")) {
+		do_bufread(f[0], f, nf);
+	} else if (!strcmp(f[1], "bufwrite")) {
+		do_bufwrite(f[0], f, nf);
+	} else if (!strcmp(f[1], "buffill")) {
+		do_buffill(f[0], f, nf);
+	} else if (!strcmp(f[1], "hash")) {
+		do_hash(f[0], f, nf);
+	} else if (!strcmp(f[1], "xsaves")) {
+		do_xsave(f[0], f, nf, 0);
+	} else if (!strcmp(f[1], "xrstors")) {
+		do_xsave(f[0], f, nf, 1);
+	} else if (!strcmp(f[1], "pmi")) {
+		do_pmi(f[0], f, nf);
+	} else if (!strcmp(f[1], "unmask")) {
+		do_unmask(f[0], f, nf);
+	} else if (!strcmp(f[1], "pmitest")) {
+		do_pmitest(f[0], f, nf);
+	} else if (!strcmp(f[1], "events")) {
+		do_events(f[0], f, nf);
+	} else if (!strcmp(f[1], "put")) {
+		do_put(f[0], f, nf);
+	} else if (!strcmp(f[1], "run")) {
+		do_run(f[0], f, nf);
+	} else if (!strcmp(f[1], "kill")) {
+		do_kill(f[0], f, nf);
 	} else {
 		respond_err(f[0], "unknown", f[1]);
 	}
+}
+
+static void on_sigchld(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	if (write(sigchld_pipe[1], "c", 1) < 0) {
+		/* the pipe is full: a wake-up is already pending */
+	}
+	errno = saved;
+}
+
+/** serve_input - read what the host sent and handle each complete line; Return: -1 at EOF on stdin */
+static int serve_input(char *buf, size_t *len)
+{
+	ssize_t n = read(in_fd, buf + *len, LINE_MAX_BYTES - 1 - *len);
+	char *nl;
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n <= 0) {
+		if (!from_port)
+			return -1;
+		/* The host end is not connected: wait for it (virtio ports read EOF meanwhile). */
+		struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	*len += (size_t)n;
+	buf[*len] = '\0';
+	while ((nl = memchr(buf, '\n', *len)) != NULL) {
+		size_t used = (size_t)(nl - buf) + 1;
+
+		*nl = '\0';
+		handle_line(buf);
+		memmove(buf, buf + used, *len - used);
+		*len -= used;
+	}
+	if (*len == LINE_MAX_BYTES - 1)
+		*len = 0;	/* an overlong line: drop it */
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	static char buf[LINE_MAX_BYTES];
 	size_t len = 0;
+	struct sigaction sa = { 0 };
 
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1) {
@@ -420,32 +606,38 @@ int main(int argc, char **argv)
 		out_fd = in_fd;
 		from_port = 1;
 	}
+	ptlab_fd = open(PTLAB_DEVICE, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (pipe(sigchld_pipe) == 0) {
+		fcntl(sigchld_pipe[0], F_SETFL, O_NONBLOCK);
+		fcntl(sigchld_pipe[1], F_SETFL, O_NONBLOCK);
+		fcntl(sigchld_pipe[0], F_SETFD, FD_CLOEXEC);
+		fcntl(sigchld_pipe[1], F_SETFD, FD_CLOEXEC);
+	}
+	sa.sa_handler = on_sigchld;
+	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
 	for (;;) {
-		ssize_t n = read(in_fd, buf + len, sizeof(buf) - 1 - len);
-		char *nl;
+		struct pollfd pf[3] = {
+			{ in_fd, POLLIN, 0 },
+			{ sigchld_pipe[0], POLLIN, 0 },
+			{ pmi_streaming ? ptlab_fd : -1, POLLIN, 0 },
+		};
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (!from_port)
-				return 0;
-			/* The host end is not connected: wait for it (virtio ports read EOF meanwhile). */
-			struct timespec ts = { 0, 50 * 1000 * 1000 };
-
-			nanosleep(&ts, NULL);
-			continue;
+		if (poll(pf, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return 1;
 		}
-		len += (size_t)n;
-		buf[len] = '\0';
-		while ((nl = memchr(buf, '\n', len)) != NULL) {
-			size_t used = (size_t)(nl - buf) + 1;
+		if (pf[1].revents) {
+			char tmp[64];
 
-			*nl = '\0';
-			handle_line(buf);
-			memmove(buf, buf + used, len - used);
-			len -= used;
+			while (read(sigchld_pipe[0], tmp, sizeof(tmp)) > 0)
+				;
+			run_reap();
 		}
-		if (len == sizeof(buf) - 1)
-			len = 0;	/* an overlong line: drop it */
+		if (pf[2].revents)
+			pmi_drain();
+		if (pf[0].revents && serve_input(buf, &len) < 0)
+			return 0;
 	}
 }

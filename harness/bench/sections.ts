@@ -68,6 +68,7 @@ export const SECTIONS: readonly BenchSection[] = [
   decodeSection,
   lazySection('sim', async () => (await import('./model-sections.js')).simSection),
   lazySection('flow', async () => (await import('./model-sections.js')).flowSection),
+  lazySection('qemu', async () => (await import('../qemu/bench.js')).qemuSection),
 ];
 
 function lazySection(name: string, load: () => Promise<BenchSection>): BenchSection {

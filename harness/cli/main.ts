@@ -16,6 +16,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'flow TRACE.pt --image IMAGE.bin@0xBASE [--json] [--losses losses.json]   reconstruct the executed path',
     load: async () => (await import('./commands/flow.js')).flowCommand,
   },
+  doctor: {
+    summary: 'doctor                           what this host can run: QEMU, KVM, Intel PT, pt_mode, QEMU intel-pt',
+    load: async () => (await import('./commands/doctor.js')).doctorCommand,
+  },
   demo: {
     summary: 'demo [--out DIR]                 generate a sample stream and dump it (what `npm start` runs)',
     load: async () => (await import('./commands/demo.js')).demoCommand,

@@ -1,12 +1,12 @@
 // The host end of the guest helper's line protocol (guest/helper/ptlab-helper.c: one request
 // line "<id> <verb> args…", one response "<id> ok …" or "<id> err <code> <message>"), over the
 // helper's virtio-serial port — the primary low-latency channel (qemu-notes §3: 0.4 ms ping).
-import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import { GeneralProtectionError } from '../../driver/errors.js';
 import { sleep, withDeadline, type TimedOpts } from './deadline.js';
 import { HelperError, StateError, TargetError } from './errors.js';
-import { abortError } from './queue.js';
+import { abortError, AsyncQueue } from './queue.js';
 import { connectUnix, isNotListening } from './socket.js';
 
 /** Connection states (STYLE §6). */
@@ -26,6 +26,23 @@ export const HELPER_REQUEST_TIMEOUT_MS = 10_000;
 /** One ping attempt while waiting for the helper to start. */
 const CONNECT_PING_MS = 2_000;
 
+/** An unsolicited helper line "* <kind> <values…>" (PMI events, workload exits). */
+export interface HelperEvent {
+  readonly kind: string;
+  readonly fields: readonly string[];
+}
+
+/** One op of `msrs`; the helper's reply per executed op is the value or "gp". */
+export type HelperMsrOp = { readonly op: 'rdmsr'; readonly msr: number } | { readonly op: 'wrmsr'; readonly msr: number; readonly value: bigint };
+
+/** A result of `msrBatch`: a value, or the #GP that ended the batch. */
+export type HelperMsrResult = { readonly ok: true; readonly value: bigint } | { readonly ok: false };
+
+/** The most ops one `msrs` request carries (guest/kmod/ptlab_uapi.h PTLAB_MAX_BATCH). */
+export const HELPER_MAX_BATCH = 256;
+/** The most bytes one `bufread` returns (guest/helper/kverbs.c BUFREAD_MAX). */
+export const HELPER_MAX_BUFREAD = 256 * 1024;
+
 interface Pending {
   readonly sent: string;
   resolve(fields: string[]): void;
@@ -35,12 +52,14 @@ interface Pending {
 /** A client of the guest helper on the host end of its port. */
 export class HelperChannel implements AsyncDisposable {
   private stateNow: HelperState = 'idle';
-  private sock: Socket | undefined;
+  private sock: Duplex | undefined;
+  private readonly listeners = new Set<AsyncQueue<HelperEvent>>();
   private text = '';
   private nextId = 1;
   private readonly pending = new Map<string, Pending>();
 
-  constructor(readonly path: string) {}
+  /** `path`: the helper's unix socket (QEMU's chardev); a description when `stream` is given. */
+  constructor(readonly path: string, private readonly stream?: Duplex) {}
 
   get state(): HelperState {
     return this.stateNow;
@@ -52,7 +71,7 @@ export class HelperChannel implements AsyncDisposable {
     this.stateNow = 'connecting';
     try {
       await withDeadline(opts, 60_000, 'helper-connect', `guest helper connect to ${this.path}`, async (signal) => {
-        for (;;) {
+        while (this.stream === undefined) {
           try {
             this.sock = await connectUnix(this.path, signal);
             break;
@@ -61,7 +80,8 @@ export class HelperChannel implements AsyncDisposable {
             await sleep(20, signal);
           }
         }
-        this.attach(this.sock);
+        if (this.stream !== undefined) this.sock = this.stream;
+        this.attach(this.sock!);
         for (;;) {
           const attempt = AbortSignal.any([signal, AbortSignal.timeout(CONNECT_PING_MS)]);
           try {
@@ -130,6 +150,117 @@ export class HelperChannel implements AsyncDisposable {
     };
   }
 
+  /** Whether the module is loaded in the guest, and how many CPUs are online. */
+  async info(opts: TimedOpts = {}): Promise<{ module: boolean; cpus: number }> {
+    const [m, n] = await this.request('info', [], opts);
+    return { module: BigInt(m!) === 1n, cpus: Number(BigInt(n!)) };
+  }
+
+  /** One batch in one round trip (one IPI through the module); stops after the first #GP. */
+  async msrBatch(cpu: number, ops: readonly HelperMsrOp[], opts: TimedOpts = {}): Promise<HelperMsrResult[]> {
+    if (ops.length > HELPER_MAX_BATCH) throw new TargetError('helper-command', 'protocol', `a batch holds at most ${HELPER_MAX_BATCH} ops, got ${ops.length}`);
+    const args = ops.map((o) => (o.op === 'rdmsr' ? `r${hex(o.msr)}` : `w${hex(o.msr)}=0x${o.value.toString(16)}`));
+    const r = await this.request('msrs', [dec(cpu), ...args], opts);
+    return r.map((v) => (v === 'gp' ? { ok: false } : { ok: true, value: BigInt(v) }));
+  }
+
+  /** A zeroed, physically contiguous, size-aligned module buffer: its id and physical address. */
+  async alloc(size: number, opts: TimedOpts = {}): Promise<{ id: number; phys: bigint }> {
+    const [id, phys] = await this.request('alloc', [hex(size)], opts);
+    return { id: Number(BigInt(id!)), phys: BigInt(phys!) };
+  }
+
+  /** Frees module buffer `id`. */
+  async free(id: number, opts: TimedOpts = {}): Promise<void> {
+    await this.request('free', [dec(id)], opts);
+  }
+
+  /** Frees every module buffer. */
+  async freeAll(opts: TimedOpts = {}): Promise<void> {
+    await this.request('freeall', [], opts);
+  }
+
+  /** Reads bytes of a module buffer inside the guest (at most HELPER_MAX_BUFREAD per call). */
+  async bufRead(id: number, offset: number, length: number, opts: TimedOpts = {}): Promise<Uint8Array> {
+    const [data] = await this.request('bufread', [dec(id), hex(offset), hex(length)], opts);
+    return unhex(data!);
+  }
+
+  /** Writes bytes into a module buffer inside the guest. */
+  async bufWrite(id: number, offset: number, data: Uint8Array, opts: TimedOpts = {}): Promise<void> {
+    await this.request('bufwrite', [dec(id), hex(offset), data.length === 0 ? '-' : Buffer.from(data).toString('hex')], opts);
+  }
+
+  /** Fills a whole module buffer in the guest with the xorshift32 stream of `seed` (see `xorshiftBytes`). */
+  async bufFill(id: number, seed: number, opts: TimedOpts = {}): Promise<void> {
+    await this.request('buffill', [dec(id), hex(seed)], opts);
+  }
+
+  /** SHA-256 of a module buffer (or a range of it), computed inside the guest; lowercase hex. */
+  async hash(id: number, range?: { offset: number; length: number }, opts: TimedOpts = {}): Promise<string> {
+    const args = range === undefined ? [dec(id)] : [dec(id), hex(range.offset), hex(range.length)];
+    const [h] = await this.request('hash', args, { timeoutMs: 60_000, ...opts });
+    return h!;
+  }
+
+  /** XSAVES of `rfbm` on `cpu` with IA32_XSS[8] set around it; HelperError 'unsupported' when CPUID lacks it. */
+  async xsaves(cpu: number, rfbm: bigint, opts: TimedOpts = {}): Promise<Uint8Array> {
+    const [area] = await this.request('xsaves', [dec(cpu), `0x${rfbm.toString(16)}`], opts);
+    return unhex(area!);
+  }
+
+  /** XRSTORS of an area made by `xsaves`. */
+  async xrstors(cpu: number, area: Uint8Array, rfbm: bigint, opts: TimedOpts = {}): Promise<void> {
+    await this.request('xrstors', [dec(cpu), `0x${rfbm.toString(16)}`, area.length === 0 ? '-' : Buffer.from(area).toString('hex')], opts);
+  }
+
+  /** What the module's NMI handler does: claim ToPA PMIs, and clear TraceEn at once. */
+  async pmiConfig(claim: boolean, clearTraceEn: boolean, opts: TimedOpts = {}): Promise<void> {
+    await this.request('pmi', [hex((claim ? 1 : 0) | (clearTraceEn ? 2 : 0))], opts);
+  }
+
+  /** Unmasks the LVT performance-monitor entry on `cpu` (delivery mode NMI). */
+  async pmiUnmask(cpu: number, opts: TimedOpts = {}): Promise<void> {
+    await this.request('unmask', [dec(cpu)], opts);
+  }
+
+  /** Makes the module record a synthetic event on `cpu` (tests the event path; flags bit 2). */
+  async pmiTest(cpu: number, opts: TimedOpts = {}): Promise<void> {
+    await this.request('pmitest', [dec(cpu)], opts);
+  }
+
+  /** Starts or stops the stream of "* pmi" events. */
+  async pmiEvents(on: boolean, opts: TimedOpts = {}): Promise<void> {
+    await this.request('events', [on ? 'on' : 'off'], opts);
+  }
+
+  /** Writes a file in the guest. */
+  async put(path: string, data: Uint8Array, opts: TimedOpts = {}): Promise<void> {
+    await this.request('put', [path, data.length === 0 ? '-' : Buffer.from(data).toString('hex')], opts);
+  }
+
+  /** Starts the image at `path` loaded at `base`, pinned to `cpu`; its end is an "exit" event. Returns the pid. */
+  async run(cpu: number, path: string, base: bigint, entry: bigint, opts: TimedOpts = {}): Promise<number> {
+    const [pid] = await this.request('run', [dec(cpu), `${path}@0x${base.toString(16)}`, `0x${entry.toString(16)}`], opts);
+    return Number(BigInt(pid!));
+  }
+
+  /** Kills a workload started by `run`. */
+  async kill(pid: number, opts: TimedOpts = {}): Promise<void> {
+    await this.request('kill', [dec(pid)], opts);
+  }
+
+  /** A queue of the helper's unsolicited events from now on; dispose it to unsubscribe. */
+  subscribe(): AsyncQueue<HelperEvent> & Disposable {
+    const q = new AsyncQueue<HelperEvent>() as AsyncQueue<HelperEvent> & Disposable;
+    this.listeners.add(q);
+    q[Symbol.dispose] = (): void => {
+      this.listeners.delete(q);
+      q.close();
+    };
+    return q;
+  }
+
   /** Sends `verb args…` and returns the fields after `ok`. */
   async request(verb: string, args: readonly string[], opts: TimedOpts = {}): Promise<string[]> {
     this.require(verb, 'running');
@@ -152,7 +283,7 @@ export class HelperChannel implements AsyncDisposable {
     if (!states.includes(this.stateNow)) throw new StateError(`guest helper ${operation}`, this.stateNow, states);
   }
 
-  private attach(sock: Socket): void {
+  private attach(sock: Duplex): void {
     sock.setEncoding('utf8');
     sock.on('data', (chunk: string) => this.onData(chunk));
     sock.on('error', () => undefined);
@@ -195,6 +326,10 @@ export class HelperChannel implements AsyncDisposable {
 
   private onLine(line: string): void {
     const [id, status, ...rest] = line.split(' ');
+    if (id === '*') {
+      for (const q of this.listeners) q.push({ kind: status ?? '', fields: rest });
+      return;
+    }
     const p = id === undefined ? undefined : this.pending.get(id);
     if (p === undefined) return; // a reply to a request that timed out
     this.pending.delete(id!);
@@ -211,6 +346,8 @@ export class HelperChannel implements AsyncDisposable {
       p.reject(new TargetError('helper-command', 'closed', `guest helper closed before the reply: ${reason.message}`, { sent: p.sent }, { cause: reason }));
     }
     this.pending.clear();
+    for (const q of this.listeners) q.close(new TargetError('helper-command', 'closed', `guest helper closed: ${reason.message}`));
+    this.listeners.clear();
   }
 }
 
@@ -224,4 +361,18 @@ function dec(n: number): string {
 
 function unhex(s: string): Uint8Array {
   return s === '-' ? new Uint8Array(0) : new Uint8Array(Buffer.from(s, 'hex'));
+}
+
+/** The bytes `bufFill(id, seed)` writes: successive xorshift32 states (x ^= x<<13; x ^= x>>17; x ^= x<<5), little-endian. */
+export function xorshiftBytes(seed: number, length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  const view = new DataView(out.buffer);
+  let x = seed >>> 0;
+  for (let i = 0; i + 4 <= length; i += 4) {
+    x = (x ^ (x << 13)) >>> 0;
+    x = (x ^ (x >>> 17)) >>> 0;
+    x = (x ^ (x << 5)) >>> 0;
+    view.setUint32(i, x, true);
+  }
+  return out;
 }

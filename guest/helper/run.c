@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/*
+ * run.c - running a workload image (DESIGN.md "Workloads"): real x86-64 code loaded at its base
+ * address in a child process pinned to one CPU, entered at its entry point; it ends with the
+ * exit system call. The child's end is reported as an event "* exit <pid> <status>".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proto.h"
+
+#define MAX_RUNS	16
+#define IMAGE_MAX	(64u << 20)
+
+static pid_t runs[MAX_RUNS];
+
+/** read_file - the whole file at @path into a malloc'd buffer; Return: 0 or an errno value */
+static int read_file(const char *path, unsigned char **data, size_t *len)
+{
+	struct stat st;
+	unsigned char *p;
+	size_t got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (fstat(fd, &st) || st.st_size <= 0 || (uint64_t)st.st_size > IMAGE_MAX) {
+		close(fd);
+		return EINVAL;
+	}
+	p = malloc((size_t)st.st_size);
+	if (!p) {
+		close(fd);
+		return ENOMEM;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, p + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? errno : EIO;
+			break;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	if (err) {
+		free(p);
+		return err;
+	}
+	*data = p;
+	*len = got;
+	return 0;
+}
+
+void do_put(const char *id, char **f, int nf)
+{
+	unsigned char *data = NULL;
+	size_t len = 0, done = 0;
+	int fd;
+
+	if (nf != 4 || unhex_bytes(f[3], &data, &len)) {
+		respond_err(id, "inval", "usage: put <path> <hex bytes>");
+		return;
+	}
+	fd = open(f[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		respond_err(id, errno_code(errno), strerror(errno));
+		free(data);
+		return;
+	}
+	while (done < len) {
+		ssize_t n = write(fd, data + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		done += (size_t)n;
+	}
+	close(fd);
+	free(data);
+	if (done < len)
+		respond_err(id, "io", "short write");
+	else
+		respond_ok(id);
+}
+
+/**
+ * run_child - in the child: pin to @cpu, map the image at @base (MAP_FIXED_NOREPLACE: never over
+ * the helper's own mappings), make it executable and jump to @entry. Exit codes 120-126 are the
+ * helper's: 126 pinning failed, 125 the mapping failed.
+ */
+static void __attribute__((noreturn)) run_child(uint64_t cpu, const unsigned char *img, size_t len,
+						 uint64_t base, uint64_t entry)
+{
+	cpu_set_t set;
+	uint64_t start = base & ~4095ull, size = (base - start + len + 4095) & ~4095ull;
+	void *p;
+
+	CPU_ZERO(&set);
+	CPU_SET((int)cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		_exit(126);
+	p = mmap((void *)(uintptr_t)start, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED || p != (void *)(uintptr_t)start)
+		_exit(125);
+	memcpy((void *)(uintptr_t)base, img, len);
+	if (mprotect(p, size, PROT_READ | PROT_EXEC))
+		_exit(125);
+	((void (*)(void))(uintptr_t)entry)();
+	_exit(124);	/* the image returned instead of calling exit */
+}
+
+/** do_run - "run <cpu> <path>@<base> <entry>": start the image; its end is an "exit" event */
+void do_run(const char *id, char **f, int nf)
+{
+	uint64_t cpu, base, entry;
+	unsigned char *img = NULL;
+	size_t len = 0;
+	char *at;
+	struct out o = { 0 };
+	pid_t pid;
+	int slot, err;
+
+	at = nf == 5 ? strrchr(f[3], '@') : NULL;
+	if (!at || parse_u64(f[2], &cpu) || cpu >= CPU_SETSIZE || parse_u64(at + 1, &base) || parse_u64(f[4], &entry)) {
+		respond_err(id, "inval", "usage: run <cpu> <path>@<base> <entry>");
+		return;
+	}
+	*at = '\0';
+	for (slot = 0; slot < MAX_RUNS && runs[slot]; slot++)
+		;
+	if (slot == MAX_RUNS) {
+		respond_err(id, "nomem", "too many workloads running");
+		return;
+	}
+	err = read_file(f[3], &img, &len);
+	if (err) {
+		respond_err(id, errno_code(err), strerror(err));
+		return;
+	}
+	if (entry < base || entry >= base + len) {
+		free(img);
+		respond_err(id, "inval", "the entry point lies outside the image");
+		return;
+	}
+	pid = fork();
+	if (pid == 0)
+		run_child(cpu, img, len, base, entry);
+	free(img);
+	if (pid < 0) {
+		respond_err(id, "io", strerror(errno));
+		return;
+	}
+	runs[slot] = pid;
+	out_str(&o, " ok");
+	out_hex64(&o, (uint64_t)pid);
+	respond(id, &o);
+	free(o.buf);
+}
+
+void do_kill(const char *id, char **f, int nf)
+{
+	uint64_t pid;
+
+	if (nf != 3 || parse_u64(f[2], &pid)) {
+		respond_err(id, "inval", "usage: kill <pid>");
+		return;
+	}
+	for (int i = 0; i < MAX_RUNS; i++) {
+		if (runs[i] && (uint64_t)runs[i] == pid) {
+			kill(runs[i], SIGKILL);
+			respond_ok(id);
+			return;
+		}
+	}
+	respond_err(id, "noent", "no such workload");
+}
+
+/** run_reap - report each finished workload: "* exit <pid> <status>" (0x100 + signal if killed) */
+void run_reap(void)
+{
+	for (int i = 0; i < MAX_RUNS; i++) {
+		int status;
+		struct out o = { 0 };
+
+		if (!runs[i] || waitpid(runs[i], &status, WNOHANG) != runs[i])
+			continue;
+		out_str(&o, " exit");
+		out_hex64(&o, (uint64_t)runs[i]);
+		out_hex64(&o, WIFEXITED(status) ? (uint64_t)WEXITSTATUS(status) : 0x100u + (uint64_t)WTERMSIG(status));
+		emit_event(&o);
+		free(o.buf);
+		runs[i] = 0;
+	}
+}

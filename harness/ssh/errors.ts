@@ -1,0 +1,24 @@
+// Errors of the SSH transport (STYLE §5): a code from driver/errors.ts plus why, so callers
+// branch on `failure`, never on the message.
+import { PtError } from '../../driver/errors.js';
+
+/** Why an SSH operation failed. */
+export type SshFailure =
+  /** The server's host key is not the pinned one (possible man in the middle): never connected. */
+  | 'host_key_mismatch'
+  /** The server refused our key. */
+  | 'auth'
+  /** TCP or protocol failure while connecting. */
+  | 'connect'
+  /** The deadline passed. */
+  | 'timeout'
+  /** The connection closed under a request. */
+  | 'closed';
+
+/** An SSH connection or command failed. */
+export class SshError extends PtError {
+  override readonly name = 'SshError';
+  constructor(readonly failure: SshFailure, message: string, readonly host?: string, options?: ErrorOptions) {
+    super('target_failed', `ssh: ${message}`, options);
+  }
+}

@@ -1,0 +1,68 @@
+// A bare-metal lab machine (or any SSH host running guest/'s module and helper) as a Target:
+// the helper runs over SSH on stdin/stdout with the same line protocol as on the QEMU
+// virtio-serial port (DESIGN.md "ssh"). Physical memory is the module's buffers, read and
+// written through the helper (there is no shared RAM file on a remote machine).
+import type { Duplex } from 'node:stream';
+import { HelperChannel } from '../qemu/helper-chan.js';
+import { HelperTarget } from '../qemu/helper-target.js';
+import { SshClient, type SshConfig } from './ssh-client.js';
+
+/** How to reach the helper. */
+export interface SshTargetOptions extends SshConfig {
+  /** The name in `description` ("ssh:<label>"); the host by default. */
+  readonly label?: string;
+  /** The helper's command line on the remote machine. Default `ptlab-helper`. */
+  readonly helperCommand?: string;
+  /** `--pt hardware`: refuse (UnsupportedError) unless the CPU enumerates PT. Default false. */
+  readonly requirePt?: boolean;
+  /** The module's NMI handler clears TraceEn at once. Default false. */
+  readonly pmiClearsTraceEn?: boolean;
+  readonly signal?: AbortSignal;
+  readonly timeoutMs?: number;
+}
+
+/** A remote CPU driven through ptlab-helper over SSH. */
+export class SshTarget extends HelperTarget {
+  readonly description: string;
+
+  private constructor(readonly ssh: SshClient, helper: HelperChannel, label: string, pmiClearsTraceEn: boolean) {
+    super(helper, pmiClearsTraceEn);
+    this.description = `ssh:${label}`;
+  }
+
+  /** Connects (pinned host key), starts the helper and pings it. */
+  static async connect(opts: SshTargetOptions): Promise<SshTarget> {
+    const timed = { timeoutMs: opts.timeoutMs ?? 30_000, ...(opts.signal === undefined ? {} : { signal: opts.signal }) };
+    const ssh = await SshClient.connectWhenReady(opts, timed);
+    let helper: HelperChannel | undefined;
+    try {
+      const stream: Duplex = await ssh.openExec(opts.helperCommand ?? 'ptlab-helper');
+      helper = new HelperChannel(`ssh://${ssh.host} ${opts.helperCommand ?? 'ptlab-helper'}`, stream);
+      await helper.connect(timed);
+      const t = new SshTarget(ssh, helper, opts.label ?? opts.host, opts.pmiClearsTraceEn ?? false);
+      if (opts.requirePt === true) await t.requirePt(timed);
+      return t;
+    } catch (e) {
+      await helper?.close();
+      await ssh.close();
+      throw e;
+    }
+  }
+
+  /** Frees this target's module buffers, stops the helper and closes SSH; idempotent. */
+  async dispose(): Promise<void> {
+    if (this.stateNow !== 'running') return;
+    this.stateNow = 'disposing';
+    try {
+      await this.freeBuffers();
+      await this.helper.close();
+      await this.ssh.close();
+    } finally {
+      this.stateNow = 'disposed';
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.dispose();
+  }
+}
