@@ -143,6 +143,11 @@ export abstract class HelperTarget implements Target {
     return this.buffers.get(base);
   }
 
+  /** Every module buffer this target holds now, in allocation order. */
+  moduleBuffers(): readonly ModuleBuffer[] {
+    return [...this.buffers.values()];
+  }
+
   /** The module buffer holding [addr, addr+length), if any. */
   protected bufferAt(addr: bigint, length: number): { buf: ModuleBuffer; offset: number } | undefined {
     for (const buf of this.buffers.values()) {
