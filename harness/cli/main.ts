@@ -20,6 +20,15 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'doctor                           what this host can run: QEMU, KVM, Intel PT, pt_mode, QEMU intel-pt',
     load: async () => (await import('./commands/doctor.js')).doctorCommand,
   },
+  list: {
+    summary: 'list [--json]                    the scenarios: what each checks, where it applies, its negative control',
+    load: async () => (await import('./commands/list.js')).listCommand,
+  },
+  run: {
+    summary: 'run SCENARIO…|--all [--target sim] [--cpu PROFILE|all] [--seed N] [--out DIR] [--knob NAME]…\n' +
+      '                                   run scenarios (default: every profile), one run directory each; exit 1 on any fail',
+    load: async () => (await import('./commands/run.js')).runCommand,
+  },
   demo: {
     summary: 'demo [--out DIR]                 generate a sample stream and dump it (what `npm start` runs)',
     load: async () => (await import('./commands/demo.js')).demoCommand,

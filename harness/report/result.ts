@@ -1,0 +1,34 @@
+// result.json (DESIGN.md "The run directory"): the verdict of one scenario
+// run with its expectations and figures.
+import type { Expectation, Figures } from '../scenarios/context.js';
+
+export type Verdict = 'pass' | 'fail' | 'skip';
+
+/** The content of result.json, keys in the documented order. */
+export interface ResultJson {
+  readonly scenario: string;
+  readonly target: string;
+  readonly profile: string;
+  readonly seed: number;
+  readonly verdict: Verdict;
+  readonly reason?: string;
+  readonly expectations: readonly Expectation[];
+  readonly figures: Figures;
+}
+
+/** pass when every expectation holds (and there is at least one); fail otherwise; skip when `skipReason` is set. */
+export function verdictOf(expectations: readonly Expectation[], skipReason?: string): { verdict: Verdict; reason?: string } {
+  if (skipReason !== undefined) return { verdict: 'skip', reason: skipReason };
+  if (expectations.length === 0) return { verdict: 'fail', reason: 'the scenario recorded no expectation' };
+  const bad = expectations.find((e) => !e.ok);
+  return bad ? { verdict: 'fail', reason: `${bad.name}: ${bad.detail}` } : { verdict: 'pass' };
+}
+
+/** result.json text (2-space indented, trailing newline). */
+export function resultJsonText(r: ResultJson): string {
+  const ordered = {
+    scenario: r.scenario, target: r.target, profile: r.profile, seed: r.seed, verdict: r.verdict,
+    ...(r.reason === undefined ? {} : { reason: r.reason }), expectations: r.expectations, figures: r.figures,
+  };
+  return `${JSON.stringify(ordered, null, 2)}\n`;
+}

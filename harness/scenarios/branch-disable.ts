@@ -1,0 +1,26 @@
+// branch-disable: CTL.BranchEn=0 (spec/packets.md table "BranchEn=0"): no TNT,
+// TIP*, branch FUP or MODE.Exec; PSB+ and timing packets still come. (On
+// Broadwell TraceEn=1 with BranchEn=0 raises #GP: erratum BDM106.)
+import { anyOutput, branchRecords, packetStats } from './helpers.js';
+import type { Scenario } from './scenario.js';
+
+/** The `branch-disable` scenario (see the file comment). */
+export const branchDisable: Scenario = {
+  name: 'branch-disable',
+  checks: 'BranchEn=0: no TNT, TIP, TIP.PGE/PGD, FUP or MODE.Exec packets; PSB+ still emitted; no branch in truth',
+  appliesTo: 'every CPU without erratum BDM106 (not Broadwell)',
+  targets: ['sim', 'qemu', 'ssh'],
+  skip: (env) => (env.profile.quirks.has('BDM106') ? 'erratum BDM106: TraceEn=1 with BranchEn=0 raises #GP on this CPU'
+    : env.caps.topaOutput ? undefined : 'the CPU does not enumerate ToPA output (CPUID.(14H,0):ECX[0])'),
+  negative: 'force-branchen',
+  async run(ctx) {
+    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { branchEn: false }));
+    const st = packetStats(r.stream);
+    const cofi = ['tnt.8', 'tnt.64', 'tip', 'tip.pge', 'tip.pgd', 'fup', 'mode.exec'].map((k) => [k, st.count[k] ?? 0] as const).filter(([, n]) => n > 0);
+    ctx.expectEqual('no control-flow packets', cofi, []);
+    ctx.expect('PSB+ was still emitted', (st.count.psb ?? 0) >= 1, `${st.count.psb ?? 0} PSBs`);
+    ctx.expectEqual('no branch in truth.jsonl', branchRecords(ctx.sim?.truth(0) ?? []).length, 0);
+    ctx.expectEqual('the stream decodes without errors', st.errors, 0);
+    ctx.expectFlowEqualsTruth('ptlab flow reconstructs no branch either (flow = truth.jsonl)');
+  },
+};

@@ -1,0 +1,224 @@
+// The context a scenario runs in: the recorded target, the seeded workload,
+// one driver trace run whose artifacts become the run directory, and the
+// expectations and figures of result.json (DESIGN.md "The run directory").
+import type { TargetFigures } from '../../driver/collect/collect.js';
+import { imbalance, isLossless, lostBytes } from '../../driver/collect/ledger.js';
+import { CpuFaultError } from '../../driver/errors.js';
+import type { ProbeResult } from '../../driver/probe.js';
+import type { TraceRequest } from '../../driver/request.js';
+import { TraceSession, type TraceResult } from '../../driver/session.js';
+import type { TargetEvent } from '../../driver/target.js';
+import type { RecordingTarget } from '../../driver/transcript.js';
+import type { SimTarget } from '../sim/sim-target.js';
+import { generateWorkload, type GeneratedWorkload, type WorkloadOptions } from '../sim/workload/index.js';
+import { packetStats, timingVolume } from './helpers.js';
+import type { ScenarioEnv } from './scenario.js';
+
+/** One line of result.json `expectations`. */
+export interface Expectation {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+/** Figures of result.json: numbers, or small objects of numbers. */
+export type Figures = Record<string, number | string | boolean | null>;
+
+/** How a scenario runs its trace. */
+export interface TraceOpts {
+  readonly workload?: GeneratedWorkload;
+  readonly sliceBranches?: number;
+  /** Sees every event first; returns true when it dealt with the event itself (the session does not see it). */
+  readonly intercept?: (ev: TargetEvent, s: TraceSession) => Promise<boolean>;
+}
+
+/** How the flow of the exported files must match truth.jsonl. */
+export type FlowMatch =
+  | 'equal'
+  /** A lossy run: the flow before its first gap is a prefix of truth. */
+  | 'prefix'
+  /** A wrapped run: the flow after its last gap is a suffix of truth. */
+  | 'suffix'
+  /** Truth up to its final `disable` starts the flow (a model-only event ended tracing where the image has no instruction). */
+  | 'until-disable';
+
+/** Default workload size: small, so the whole suite stays fast (issue 4 "Tests"). */
+export const DEFAULT_BRANCHES = 12_000;
+
+const show = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `0x${x.toString(16)}` : x));
+
+/** Everything a scenario touches and records. */
+export class ScenarioContext {
+  readonly expectations: Expectation[] = [];
+  readonly figures: Figures = {};
+  /** The workload whose image goes to image.bin (the first one made). */
+  workloadUsed: GeneratedWorkload | undefined;
+  /** The driver run whose stream and ledger go to trace.pt and losses.json. */
+  result: TraceResult | undefined;
+  /** The probe of the run (image.json cpuid14), also set by `probeOnly`. */
+  probed: ProbeResult | undefined;
+  /** Bytes of the SimPmiEvent skid (sim: bytes written between the PMI and the handler), per PMI. */
+  readonly skids: number[] = [];
+  /** Run `ptlab flow` on the exported files and compare with truth.jsonl (a deferred expectation). */
+  flowCheck: { readonly name: string; readonly mode: FlowMatch } | undefined;
+
+  constructor(readonly env: ScenarioEnv, readonly target: RecordingTarget, readonly sim: SimTarget | undefined) {}
+
+  /**
+   * The seeded workload of this run (DEFAULT_BRANCHES unless told). With `minBranches`, derived
+   * seeds are tried in a fixed order until the path is at least that long (and `where` holds), so
+   * every seed gives a workload with what the scenario must provoke.
+   */
+  workload(o: WorkloadOptions & { readonly minBranches?: number; readonly where?: (w: GeneratedWorkload) => boolean } = {}): GeneratedWorkload {
+    const { minBranches = 0, where = () => true, ...opts } = o;
+    const branches = opts.branches ?? Math.max(DEFAULT_BRANCHES, 2 * minBranches);
+    const fits = (x: GeneratedWorkload): boolean => x.model.branchCount >= minBranches && where(x);
+    let w = generateWorkload(this.env.seed, { ...opts, branches });
+    for (let k = 1; !fits(w) && k < 64; k++) {
+      w = generateWorkload((this.env.seed * 31 + k) >>> 0, { ...opts, branches });
+    }
+    this.workloadUsed ??= w;
+    return w;
+  }
+
+  /**
+   * A workload and request options that make at least `bytes` of output on this CPU: dense timing
+   * packets where enumerated (about 3 bytes per branch and more), plain branches otherwise (at least
+   * 0.3 bytes per branch: measured on generated workloads).
+   */
+  busy(bytes: number): { readonly workload: GeneratedWorkload; readonly extra: Omit<TraceRequest, 'output'> } {
+    const extra = timingVolume(this.env.caps);
+    const dense = Object.keys(extra).length > 0;
+    return { workload: this.workload({ minBranches: Math.ceil(dense ? bytes / 3 : bytes / 0.3) }), extra };
+  }
+
+  /** Records one expectation. */
+  expect(name: string, ok: boolean, detail: string): boolean {
+    this.expectations.push({ name, ok, detail });
+    return ok;
+  }
+
+  /** Expects `actual` to equal `want` (compared as JSON, bigint as hex). */
+  expectEqual(name: string, actual: unknown, want: unknown): boolean {
+    const a = show(actual), w = show(want);
+    return this.expect(name, a === w, a === w ? `${a}` : `got ${a}, want ${w}`);
+  }
+
+  /** Sets a figure. */
+  figure(name: string, value: number | string | boolean | null): void {
+    this.figures[name] = value;
+  }
+
+  /** Expects `fn` to throw a #GP (CpuFaultError with vector #GP); returns the fault reason or undefined. */
+  async expectGp(name: string, fn: () => Promise<unknown>): Promise<string | undefined> {
+    try {
+      await fn();
+    } catch (e) {
+      if (e instanceof CpuFaultError && e.vector === '#GP') { this.expect(name, true, e.message); return e.reason; }
+      this.expect(name, false, `expected #GP, got ${(e as Error).name}: ${(e as Error).message}`);
+      return undefined;
+    }
+    this.expect(name, false, 'expected #GP, the access completed');
+    return undefined;
+  }
+
+  /** Expects `fn` to throw an error with `code` before any WRMSR reached the target. */
+  async expectRefused(name: string, code: string, fn: () => Promise<unknown>): Promise<void> {
+    const before = this.target.lines.filter((l) => l.op === 'wrmsr').length;
+    try {
+      await fn();
+      this.expect(name, false, `expected a '${code}' error, the request was accepted`);
+    } catch (e) {
+      const got = (e as { code?: string }).code;
+      const writes = this.target.lines.filter((l) => l.op === 'wrmsr').length - before;
+      this.expect(name, got === code && writes === 0,
+        `${got === code ? '' : `got code ${String(got)}: `}${(e as Error).message}; WRMSRs before the refusal: ${writes}`);
+    }
+  }
+
+  /** One driver trace run (open → start → events → stop → collect → free); its artifacts go to the run directory. */
+  async trace(req: TraceRequest, o: TraceOpts = {}): Promise<TraceResult> {
+    const w = o.workload ?? this.workload();
+    const sim = this.sim;
+    // The model's CPU is stopped while the driver's handler runs (DESIGN.md "How the model runs"): it
+    // retires no instruction then, and `bytes` shows whether anything was written in the window.
+    const meter = sim ? { read: (cpu: number) => ({ instructions: 0, bytes: sim.written(cpu) }) } : undefined;
+    const s = await TraceSession.open(this.target, req, meter ? { meter, ...(o.sliceBranches ? { sliceBranches: o.sliceBranches } : {}) } : {});
+    this.probed = s.probed;
+    try {
+      await s.start();
+      {
+        await using exec = this.target.start(w, 0, o.sliceBranches ? { sliceBranches: o.sliceBranches } : {});
+        for await (const ev of exec.events) {
+          const skid = (ev as { model?: { bytesSincePmi?: number } }).model?.bytesSincePmi;
+          if (ev.kind === 'pmi' && skid !== undefined) this.skids.push(skid);
+          if (o.intercept && await o.intercept(ev, s)) continue;
+          if (!(await s.onEvent(ev))) break;
+        }
+      }
+      const figures = (): TargetFigures => (sim ? { written: sim.written(0), dropped: sim.dropped(0) } : {});
+      this.result = await s.stop(figures);
+    } finally {
+      await s.release();
+    }
+    this.traceFigures(this.result);
+    return this.result;
+  }
+
+  /** Records the standard figures of a trace run (result.json `figures`). */
+  private traceFigures(r: TraceResult): void {
+    const handled = r.pmis.filter((p) => p.action === 'handled');
+    const windows = r.pmis.flatMap((p) => (p.window ? [p.window] : []));
+    this.figure('bytes', r.stream.length);
+    this.figure('packets', packetStats(r.stream).total);
+    if (r.ledger.written !== undefined) this.figure('written', r.ledger.written);
+    if (r.ledger.dropped !== undefined) this.figure('dropped', r.ledger.dropped);
+    this.figure('lostBytes', lostBytes(r.ledger));
+    this.figure('losses', r.ledger.lost.length);
+    this.figure('pmis', r.pmis.length);
+    this.figure('pmisHandled', handled.length);
+    this.figure('roundTripsPerPmi', r.pmis.length ? round2(r.pmis.reduce((a, p) => a + p.roundTrips, 0) / r.pmis.length) : null);
+    this.figure('batchesPerPmi', r.pmis.length ? round2(r.pmis.reduce((a, p) => a + p.batches, 0) / r.pmis.length) : null);
+    this.figure('traceOffWindows', windows.length);
+    this.figure('traceOffMaxUs', windows.length ? Math.max(...windows.map((x) => x.us)) : null);
+    this.figure('traceOffModelBytes', windows.reduce((a, x) => a + (x.model?.bytes ?? 0), 0));
+    this.figure('pmiSkidMaxBytes', this.skids.length ? Math.max(...this.skids) : null);
+    this.figure('switches', r.switches);
+  }
+
+  /**
+   * The standard expectations of a trace run that should lose nothing: the ledger balances, nothing
+   * is lost, every branch of the workload was traced (unless `partial`), and `ptlab flow` on the
+   * exported files reproduces truth.jsonl.
+   */
+  expectLossless(r: TraceResult, o: { partial?: boolean } = {}): void {
+    const imb = imbalance(r.ledger);
+    this.expect('ledger balances', imb === 0 || imb === undefined,
+      `written ${r.ledger.written ?? '?'} = collected ${r.ledger.collected} + lost ${lostBytes(r.ledger)}${imb ? ` (off by ${imb})` : ''}`);
+    this.expect('lossless: no lost entries, no OVF', isLossless(r.ledger), `lost ${show(r.ledger.lost)}`);
+    if (!o.partial && this.sim && this.workloadUsed) this.expectAllTraced();
+    this.expectFlowEqualsTruth();
+  }
+
+  /** Expects truth.jsonl to hold every branch of the workload's path (tracing was never off in between). */
+  expectAllTraced(): void {
+    const w = this.workloadUsed;
+    if (!this.sim || !w) return;
+    const branches = this.sim.truth(0).filter((l) => l.startsWith('{"ip"')).length;
+    this.expect('every branch of the workload was traced', branches === w.model.branchCount,
+      `truth has ${branches} branch records, the workload retires ${w.model.branchCount}`);
+  }
+
+  /**
+   * Registers the deferred expectation on the exported files (sim only): `ptlab flow` equals
+   * truth.jsonl; or, on a lossy run, the flow before its first gap is a prefix of truth ('prefix'),
+   * or the flow after its last gap is a suffix of truth ('suffix').
+   */
+  expectFlowEqualsTruth(name = 'ptlab flow on the exported files equals truth.jsonl', mode: FlowMatch = 'equal'): void {
+    if (this.sim) this.flowCheck = { name, mode };
+  }
+}
+
+function round2(x: number): number {
+  return Math.round(x * 100) / 100;
+}

@@ -1,0 +1,23 @@
+// dis-tnt: CTL.DisTNT=1 (spec/msrs.md §3.1 bit 55; CPUID.(14H,0):EBX[8]): no
+// TNT packets at all; conditional branches leave no trace, while indirect
+// branches and RETs still produce TIPs.
+import { anyOutput, packetStats } from './helpers.js';
+import { needs, type Scenario } from './scenario.js';
+
+/** The `dis-tnt` scenario (see the file comment). */
+export const disTnt: Scenario = {
+  name: 'dis-tnt',
+  checks: 'DisTNT=1: no TNT packet in the stream, TIPs still present',
+  appliesTo: 'CPUs with TNT disable (CPUID.(14H,0):EBX[8]): Sapphire Rapids, full',
+  targets: ['sim', 'ssh'],
+  skip: (env) => needs(env.caps.tntDisable, 'TNT disable (CPUID.(14H,0):EBX[8])'),
+  negative: 'ignore-distnt',
+  async run(ctx) {
+    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { disTnt: true }));
+    const st = packetStats(r.stream);
+    ctx.expectEqual('no TNT packet', (st.count['tnt.8'] ?? 0) + (st.count['tnt.64'] ?? 0), 0);
+    ctx.expect('TIP packets are still emitted', (st.count.tip ?? 0) > 0, `${st.count.tip ?? 0} TIPs`);
+    ctx.expectEqual('the stream decodes without errors', st.errors, 0);
+    ctx.expectEqual('nothing was lost', r.ledger.lost, []);
+  },
+};

@@ -1,0 +1,101 @@
+// Small readers scenarios share: packet statistics of a stream, truth.jsonl
+// records, transcript lookups, and the standard requests.
+import { PacketDecoder } from '../../driver/decode/decoder.js';
+import { packetName } from '../../driver/decode/record.js';
+import type { TopaPolicy, TraceRequest } from '../../driver/request.js';
+import type { PtCaps } from '../../driver/hw/cpuid.js';
+import type { TranscriptLine } from '../../driver/target.js';
+
+/** Packet counts by type name, TNT bits, decode errors and PSB offsets of a stream. */
+export interface PacketStats {
+  readonly count: Readonly<Record<string, number>>;
+  readonly tntBits: number;
+  readonly errors: number;
+  readonly psbOffsets: readonly number[];
+  readonly total: number;
+}
+
+/** The offset of the first PSB (spec/packets.md §3.14: 02 82 × 8), or −1. */
+export function firstPsb(b: Uint8Array): number {
+  outer: for (let i = 0; i + 16 <= b.length; i++) {
+    for (let k = 0; k < 16; k += 2) if (b[i + k] !== 0x02 || b[i + k + 1] !== 0x82) continue outer;
+    return i;
+  }
+  return -1;
+}
+
+/** Decodes `bytes` from its first PSB and counts packets. */
+export function packetStats(bytes: Uint8Array): PacketStats {
+  const count: Record<string, number> = {};
+  const psbOffsets: number[] = [];
+  let tntBits = 0, errors = 0, total = 0;
+  const start = firstPsb(bytes);
+  if (start >= 0) {
+    const d = new PacketDecoder(bytes.subarray(start));
+    while (d.next()) {
+      const r = d.record;
+      if (r.error !== 0 || r.kind === 0) { errors++; continue; }
+      const name = packetName(r.kind);
+      count[name] = (count[name] ?? 0) + 1;
+      total++;
+      if (name === 'tnt.8' || name === 'tnt.64') tntBits += r.n;
+      if (name === 'psb') psbOffsets.push(start + r.offset);
+    }
+  }
+  return { count, tntBits, errors, psbOffsets, total };
+}
+
+/** One truth/flow record, parsed. */
+export interface FlowRec {
+  readonly kind: string;
+  readonly ip?: string;
+  readonly to?: string;
+  readonly taken?: boolean;
+  readonly from?: string;
+}
+
+/** Parses flow-json lines. */
+export function records(lines: readonly string[]): FlowRec[] {
+  return lines.map((l) => JSON.parse(l) as FlowRec);
+}
+
+/** Branch records only (they carry `ip` before `kind`: spec/flow-json.md). */
+export function branchRecords(lines: readonly string[]): FlowRec[] {
+  return lines.filter((l) => l.startsWith('{"ip"')).map((l) => JSON.parse(l) as FlowRec);
+}
+
+/** The transcript lines of `op` on `msr` (hex as in the transcript). */
+export function linesOf(lines: readonly TranscriptLine[], op: TranscriptLine['op'], msr?: number): TranscriptLine[] {
+  const m = msr === undefined ? undefined : `0x${msr.toString(16)}`;
+  return lines.filter((l) => l.op === op && (m === undefined || l.msr === m));
+}
+
+/** A ToPA request of `regions` 4 KiB regions with `policy`. */
+export function topa(policy: TopaPolicy, regions = 3, extra: Omit<TraceRequest, 'output'> = {}): TraceRequest {
+  return { output: { scheme: 'topa', policy, regionSize: 4096, regions }, ...extra };
+}
+
+/** A single-range request of `size` bytes. */
+export function singleRange(size = 1 << 20, extra: Omit<TraceRequest, 'output'> = {}): TraceRequest {
+  return { output: { scheme: 'single-range', size }, ...extra };
+}
+
+/** The request that works on every profile: ToPA single-entry on MENTRY=0 CPUs, else grow. */
+export function anyOutput(mentry: boolean, extra: Omit<TraceRequest, 'output'> = {}): TraceRequest {
+  // MENTRY=0: one 64 KiB region holds a default workload's trace without a PMI (spec/output.md §4.6).
+  return mentry ? topa('grow', 3, extra) : { output: { scheme: 'topa', policy: 'single-entry', regionSize: 65536, regions: 1 }, ...extra };
+}
+
+/** The kernel half of the canonical address space starts here (48-bit): IPs at or above are CPL 0 code. */
+export const KERNEL_HALF = 0xffff_8000_0000_0000n;
+
+/**
+ * Timing packets at their densest encodings the CPU enumerates (TSC, MTC every ART tick, CYC with
+ * no threshold: spec/msrs.md §3.2), to make many output bytes from a short workload. Empty when
+ * the CPU has neither MTC nor CYC.
+ */
+export function timingVolume(caps: PtCaps): Omit<TraceRequest, 'output'> {
+  const mtc = caps.mtc && (caps.mtcPeriods & 1) !== 0;
+  const cyc = caps.psbCyc && (caps.cycThresholds & 1) !== 0;
+  return { ...(mtc ? { tsc: true, mtc: { freq: 0 } } : {}), ...(cyc ? { cyc: { thresh: 0 } } : {}) };
+}

@@ -1,0 +1,50 @@
+// The scenario library (issue 4 item 8), in the order `ptlab list` shows it.
+import { PtError } from '../../driver/errors.js';
+import type { Scenario } from './scenario.js';
+import { disTnt } from './dis-tnt.js';
+import { ptwrite } from './ptwrite.js';
+import { branchDisable } from './branch-disable.js';
+import { cplUserOnly } from './cpl-user-only.js';
+import { cr3Filter } from './cr3-filter.js';
+import { ipFilter } from './ip-filter.js';
+import { mtcTscTiming } from './mtc-tsc-timing.js';
+import { ovfDrain } from './ovf-drain.js';
+import { psbFrequency } from './psb-frequency.js';
+import { retCompression } from './ret-compression.js';
+import { tracestop } from './tracestop.js';
+import { errReservedBit } from './err-reserved-bit.js';
+import { errTopaEndInEntry0 } from './err-topa-end-in-entry0.js';
+import { errTopaMisaligned } from './err-topa-misaligned.js';
+import { errWriteWhileEnabled } from './err-write-while-enabled.js';
+import { kvmGuestLimits } from './kvm-guest-limits.js';
+import { singleRangeErrors } from './single-range-errors.js';
+import { contextSwitchManual } from './context-switch-manual.js';
+import { pmiPreservation } from './pmi-preservation.js';
+import { pmiSkid } from './pmi-skid.js';
+import { singleEntryTopa } from './single-entry-topa.js';
+import { singleRangeWrap } from './single-range-wrap.js';
+import { xsavesPendingPmi } from './xsaves-pending-pmi.js';
+import { xsavesRoundtrip } from './xsaves-roundtrip.js';
+import { topaChain } from './topa-chain.js';
+import { topaCircularFresh } from './topa-circular-fresh.js';
+import { topaGrow } from './topa-grow.js';
+import { topaProtectUnread } from './topa-protect-unread.js';
+import { topaStop } from './topa-stop.js';
+
+/** Every scenario. */
+export const SCENARIOS: readonly Scenario[] = [
+  topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaStop, singleRangeWrap, singleEntryTopa,
+  pmiSkid, pmiPreservation, xsavesRoundtrip, xsavesPendingPmi, contextSwitchManual,
+  errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
+  cr3Filter, ipFilter, tracestop, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,
+  ptwrite, disTnt,
+];
+
+/** The scenario called `name`; PtError('bad_config') naming the known ones otherwise. */
+export function findScenario(name: string): Scenario {
+  const s = SCENARIOS.find((x) => x.name === name);
+  if (!s) throw new PtError('bad_config', `unknown scenario '${name}' (see ptlab list)`);
+  return s;
+}
+
+export type { Scenario, ScenarioEnv, TargetKind } from './scenario.js';

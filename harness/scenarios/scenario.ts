@@ -1,0 +1,56 @@
+// What a scenario is (issue 4 item 8): a named, readable sequence against one
+// target with explicit expectations, where it applies (and why it skips
+// elsewhere), and the model knob that must turn its verdict to "fail".
+import type { PtCaps } from '../../driver/hw/cpuid.js';
+import type { KnobName } from '../sim/knobs/knobs.js';
+import type { CpuProfile } from '../sim/profiles.js';
+import type { InternalBufferConfig } from '../sim/trace/internal-buffer.js';
+import type { ScenarioContext } from './context.js';
+
+/** Model settings a scenario may ask of the sim target. */
+export interface SimSettings {
+  /** Bytes of ToPA PMI skid (spec/output.md §4.5). */
+  readonly pmiSkid?: number;
+  /** The internal buffer between generator and output (OVF when it cannot drain). */
+  readonly buffer?: InternalBufferConfig;
+}
+
+/** The kinds of target a scenario can name. */
+export type TargetKind = 'sim' | 'qemu' | 'ssh';
+
+/** What a scenario knows before it runs: the target kind, the CPU profile and what it enumerates. */
+export interface ScenarioEnv {
+  readonly target: TargetKind;
+  readonly profile: CpuProfile;
+  readonly caps: PtCaps;
+  readonly seed: number;
+}
+
+/** One named scenario. */
+export interface Scenario {
+  readonly name: string;
+  /** What it checks, in one line (ptlab list). */
+  readonly checks: string;
+  /** Where it applies, in words (ptlab list). */
+  readonly appliesTo: string;
+  /** Targets it can run on. */
+  readonly targets: readonly TargetKind[];
+  /** Why it cannot run in `env` (the skip reason), or undefined when it applies. */
+  skip(env: ScenarioEnv): string | undefined;
+  /** Model settings the scenario needs on the sim target (e.g. a PMI skid that fits a margin). */
+  readonly sim?: SimSettings;
+  /** The negative control: the model knob that breaks what the scenario checks. */
+  readonly negative: KnobName;
+  /** The sequence; records expectations and figures in `ctx`. */
+  run(ctx: ScenarioContext): Promise<void>;
+}
+
+/** A skip rule for a missing capability ("needs <what> (<CPUID bit>)"). */
+export function needs(ok: boolean, what: string): string | undefined {
+  return ok ? undefined : `the CPU does not enumerate ${what}`;
+}
+
+/** The first skip reason of several rules. */
+export function firstSkip(...reasons: (string | undefined)[]): string | undefined {
+  return reasons.find((r) => r !== undefined);
+}

@@ -1,0 +1,38 @@
+// topa-stop: a ToPA STOP entry (spec/output.md §4.4, §7.2): when the PMI
+// handler runs too late, the CPU fills the STOP guard region completely, sets
+// STATUS.Stopped and writes nothing more; the late handler finds Stopped=1 at
+// the full STOP entry, records a "stop" loss and moves past it.
+import { imbalance } from '../../driver/collect/ledger.js';
+import type { TargetEvent } from '../../driver/target.js';
+import type { Scenario } from './scenario.js';
+import { needsMultiEntryTopa } from './topa-grow.js';
+
+/** The `topa-stop` scenario (see the file comment). */
+export const topaStop: Scenario = {
+  name: 'topa-stop',
+  checks: 'ToPA STOP: with the PMI handled late, output stops once the STOP region is full; Stopped=1; a "stop" loss',
+  appliesTo: 'CPUs with multi-entry ToPA (not Broadwell)',
+  targets: ['sim'],
+  skip: (env) => needsMultiEntryTopa(env.caps),
+  negative: 'no-topa-stop-status',
+  async run(ctx) {
+    const { workload: w, extra } = ctx.busy(24_576);
+    let held: TargetEvent | undefined;
+    // grow with 3 regions: INT on region 1, STOP on region 2 (the guard). The first PMI is held back
+    // until the workload exits: the handler "runs too late".
+    const r = await ctx.trace({ output: { scheme: 'topa', policy: 'grow', regionSize: 4096, regions: 3 }, ...extra }, {
+      workload: w,
+      intercept: async (ev, s) => {
+        if (ev.kind === 'pmi' && !held) { held = ev; return true; }
+        if (ev.kind === 'exit' && held) await s.onEvent(held);
+        return false;
+      },
+    });
+    ctx.expectEqual('the late handler found STATUS.Stopped=1 at the full STOP entry', r.pmis.map((p) => p.stopped), [true]);
+    const stops = r.ledger.lost.filter((l) => l.reason === 'stop');
+    ctx.expectEqual('all 3 regions, the STOP region included, were filled: one "stop" loss at 3 × 4 KiB', stops.map((l) => [l.at, l.bytes]), [[3 * 4096, null]]);
+    ctx.expectEqual('the ledger balances', imbalance(r.ledger), 0);
+    ctx.expect('the workload ran on after the stop (the trace is cut short)', w.model.branchCount > 0 && r.stream.length < 3 * 4096 + 4096, `${r.stream.length} bytes collected`);
+    ctx.expectFlowEqualsTruth('ptlab flow up to the stop gap is a prefix of truth.jsonl', 'prefix');
+  },
+};

@@ -1,0 +1,186 @@
+// Model knobs for negative controls (issue 4 item 8): each one breaks one SDM
+// behaviour of the reference model, so a scenario that checks that behaviour
+// must turn its verdict to "fail". A knob either contributes SimTarget options
+// or is wired into a freshly created SimTarget through its model-only API
+// (unit(), output(), trace()); none of them is ever on by default.
+import { PtError } from '../../../driver/errors.js';
+import type { SimTarget, SimTargetOptions } from '../sim-target.js';
+
+/** The knobs the model honours. */
+export type KnobName =
+  /** The CPU never delivers a ToPA PMI through the LVT (GLOBAL_STATUS[55] is still set). */
+  | 'no-topa-pmi'
+  /** WRMSR never raises #GP: a faulting write is silently ignored. */
+  | 'swallow-gp'
+  /** Operational errors (spec/output.md §3.2, §4.7) do not set STATUS.Error. */
+  | 'no-operational-error'
+  /** A full ToPA STOP region does not set STATUS.Stopped (spec/output.md §4.4). */
+  | 'no-topa-stop-status'
+  /** An END entry is followed to the start of the table it sits in, not to its Base (spec/output.md §4.3). */
+  | 'wrong-topa-end'
+  /** PendTopaPMI is never set and never re-raised (spec/output.md §7.4). */
+  | 'no-pmi-preservation'
+  /** The PMI arrives after 64 KiB of skid instead of the configured skid (spec/output.md §4.5). */
+  | 'huge-pmi-skid'
+  /** At TraceEn 1→0 the output pointers are not written back to the MSRs (spec/msrs.md §3.4). */
+  | 'stale-pointers'
+  /** XRSTORS restores everything but TraceEn (spec/xsave.md). */
+  | 'xrstors-drops-traceen'
+  /** The internal buffer never overflows (no OVF, no drops). */
+  | 'no-overflow'
+  /** The packet generator ignores CTL.CR3Filter. */
+  | 'ignore-cr3filter'
+  /** The packet generator ignores ADDRn_CFG (no IP filter, no TraceStop). */
+  | 'ignore-addr-cfg'
+  /** The packet generator ignores CTL.DisRETC. */
+  | 'ignore-disretc'
+  /** The packet generator ignores CTL.BranchEn=0 (emits branches anyway). */
+  | 'force-branchen'
+  /** The packet generator traces CPL 0 although CTL.OS=0. */
+  | 'force-os'
+  /** The packet generator uses PSBFreq + 3. */
+  | 'wrong-psbfreq'
+  /** The packet generator ignores CTL.TSCEn and CTL.MTCEn. */
+  | 'ignore-timing'
+  /** The packet generator ignores CTL.PTWEn (no PTW packets). */
+  | 'ignore-ptwen'
+  /** The packet generator ignores CTL.DisTNT (TNT packets as usual). */
+  | 'ignore-distnt';
+
+/** One knob: what it breaks, and how. */
+interface KnobDef {
+  readonly summary: string;
+  /** SimTarget options the knob needs (merged over the run's options). */
+  readonly options?: (o: SimTargetOptions) => Partial<SimTargetOptions>;
+  /** Wiring into a created target (CPU 0 .. n−1). */
+  readonly apply?: (sim: SimTarget, cpu: number) => void;
+}
+
+const bit = (n: number): bigint => 1n << BigInt(n);
+// IA32_RTIT_CTL bits (spec/msrs.md §3.1).
+const OS = bit(2), CR3FILTER = bit(7), MTCEN = bit(9), TSCEN = bit(10), DISRETC = bit(11), PTWEN = bit(12), BRANCHEN = bit(13);
+const DISTNT = bit(55);
+const ADDR_CFG = 0xffffn << 32n, PSBFREQ = 0xfn << 24n;
+
+/** The generator sees CTL as `f(ctl)` at every TraceEn 0→1; the MSR file keeps the real value. */
+function generatorCtl(f: (ctl: bigint) => bigint): KnobDef['apply'] {
+  return (sim, cpu) => {
+    const file = sim.unit(cpu);
+    const hooks = file.trace;
+    if (!hooks) return;
+    const enabled = hooks.enabled.bind(hooks);
+    hooks.enabled = (mf) => {
+      const real = mf.ctl;
+      mf.ctl = f(real);
+      try { enabled(mf); } finally { mf.ctl = real; }
+    };
+  };
+}
+
+/** Every knob: what it breaks and how it is wired. */
+export const KNOBS: Readonly<Record<KnobName, KnobDef>> = {
+  'no-topa-pmi': {
+    summary: 'the CPU never delivers the ToPA PMI',
+    apply: (sim, cpu) => { sim.unit(cpu).onPmi = () => undefined; },
+  },
+  'swallow-gp': {
+    summary: 'WRMSR never raises #GP (a faulting write is ignored)',
+    apply: (sim, cpu) => {
+      const file = sim.unit(cpu);
+      const write = file.write.bind(file);
+      file.write = (msr, value) => { write(msr, value); return undefined; };
+    },
+  },
+  'no-operational-error': {
+    summary: 'operational errors do not set STATUS.Error',
+    apply: (sim, cpu) => { sim.unit(cpu).operationalError = () => undefined; },
+  },
+  'no-topa-stop-status': {
+    summary: 'a full STOP region does not set STATUS.Stopped',
+    apply: (sim, cpu) => { sim.unit(cpu).topaStop = () => undefined; },
+  },
+  'wrong-topa-end': {
+    summary: 'END is followed to the start of its own table, not to its Base',
+    apply: (sim, cpu) => {
+      // The ToPA engine reads entries through its memory port: rewrite the Base of END entries there.
+      const topa = sim.output(cpu).topa as unknown as { phys: { readNow(a: bigint, n: number): Uint8Array; writeNow(a: bigint, d: Uint8Array): void } };
+      const phys = topa.phys;
+      topa.phys = {
+        writeNow: (a, d) => phys.writeNow(a, d),
+        readNow: (a, n) => {
+          const b = phys.readNow(a, n);
+          if (n !== 8 || (b[0]! & 1) === 0) return b;
+          const dv = new DataView(b.buffer.slice(b.byteOffset, b.byteOffset + 8));
+          const e = dv.getBigUint64(0, true);
+          dv.setBigUint64(0, (e & 0xfffn) | (a & ~0xfffn), true);
+          return new Uint8Array(dv.buffer);
+        },
+      };
+    },
+  },
+  'no-pmi-preservation': {
+    summary: 'PendTopaPMI is never set, so no PMI is preserved',
+    apply: (sim, cpu) => { sim.unit(cpu).markPendTopaPmi = () => undefined; },
+  },
+  'huge-pmi-skid': {
+    summary: 'the ToPA PMI comes 64 KiB after the INT region filled',
+    options: (o) => ({ topa: { ...o.topa, pmiSkid: 64 * 1024 } }),
+  },
+  'stale-pointers': {
+    summary: 'TraceEn 1→0 does not write the output pointers back',
+    apply: (sim, cpu) => {
+      const file = sim.unit(cpu);
+      const out = file.output;
+      if (!out) return;
+      const disable = out.disable.bind(out);
+      out.disable = () => { disable(); return { outputBase: file.outputBase, maskPtrs: file.maskPtrs }; };
+    },
+  },
+  'xrstors-drops-traceen': {
+    summary: 'XRSTORS restores every PT MSR but leaves TraceEn=0',
+    apply: (sim, cpu) => {
+      const xrstors = sim.xrstors.bind(sim);
+      sim.xrstors = async (c, area, rfbm, opts) => {
+        await xrstors(c, area, rfbm, opts);
+        if (c !== cpu) return;
+        const file = sim.unit(c);
+        if (file.traceEn) file.store(0x570, file.ctl & ~1n);
+      };
+    },
+  },
+  'no-overflow': {
+    summary: 'the internal buffer never overflows',
+    options: (o) => ({ trace: { ...o.trace, buffer: undefined } }),
+  },
+  'ignore-cr3filter': { summary: 'the generator ignores CTL.CR3Filter', apply: generatorCtl((c) => c & ~CR3FILTER) },
+  'ignore-addr-cfg': { summary: 'the generator ignores ADDRn_CFG', apply: generatorCtl((c) => c & ~ADDR_CFG) },
+  'ignore-disretc': { summary: 'the generator ignores CTL.DisRETC', apply: generatorCtl((c) => c & ~DISRETC) },
+  'force-branchen': { summary: 'the generator emits branches although BranchEn=0', apply: generatorCtl((c) => c | BRANCHEN) },
+  'force-os': { summary: 'the generator traces CPL 0 although OS=0', apply: generatorCtl((c) => c | OS) },
+  'wrong-psbfreq': {
+    summary: 'the generator uses PSBFreq + 3',
+    apply: generatorCtl((c) => (c & ~PSBFREQ) | ((((c & PSBFREQ) >> 24n) + 3n) & 0xfn) << 24n),
+  },
+  'ignore-timing': { summary: 'the generator ignores TSCEn and MTCEn', apply: generatorCtl((c) => c & ~(TSCEN | MTCEN)) },
+  'ignore-ptwen': { summary: 'the generator ignores PTWEn', apply: generatorCtl((c) => c & ~PTWEN) },
+  'ignore-distnt': { summary: 'the generator ignores DisTNT', apply: generatorCtl((c) => c & ~DISTNT) },
+};
+
+/** Every knob name. */
+export const KNOB_NAMES = Object.keys(KNOBS) as KnobName[];
+
+/** Throws PtError('bad_config') unless `name` is a knob. */
+export function knob(name: string): KnobName {
+  if (!(name in KNOBS)) throw new PtError('bad_config', `unknown model knob '${name}' (knobs: ${KNOB_NAMES.join(', ')})`);
+  return name as KnobName;
+}
+
+/** The SimTarget options with `knobs` applied on top of `o`. */
+export function knobOptions(o: SimTargetOptions, knobs: readonly KnobName[]): SimTargetOptions {
+  return knobs.reduce<SimTargetOptions>((acc, k) => ({ ...acc, ...KNOBS[k].options?.(acc) }), o);
+}
+
+/** Wires `knobs` into every CPU of a freshly created `sim`. */
+export function applyKnobs(sim: SimTarget, knobs: readonly KnobName[], cpus = 1): void {
+  for (const k of knobs) for (let cpu = 0; cpu < cpus; cpu++) KNOBS[k].apply?.(sim, cpu);
+}

@@ -1,0 +1,90 @@
+// `ptlab list` and `ptlab run` through main() (harness/cli/main.ts), as the
+// executable calls them: output, exit status, and nothing written on bad input.
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { main } from '../../harness/cli/main.js';
+import { SCENARIOS } from '../../harness/scenarios/index.js';
+import { tmpRoot } from '../scenarios/tmp.js';
+
+const root = await tmpRoot('ptlab-cli-');
+
+async function ptlab(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [], err: string[] = [];
+  const code = await main(argv, { out: (s) => out.push(s), err: (s) => err.push(s) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+describe('ptlab list', () => {
+  test('names every scenario with what it checks', async () => {
+    const { code, out } = await ptlab('list');
+    expect([code, SCENARIOS.filter((s) => !out.includes(s.name) || !out.includes(s.checks)).map((s) => s.name)]).toEqual([0, []]);
+  });
+
+  test('--json gives name, checks, appliesTo, targets, negative and per-profile applicability', async () => {
+    const doc = JSON.parse((await ptlab('list', '--json')).out) as Record<string, unknown>[];
+    expect([doc.length, Object.keys(doc[0]!)]).toEqual([SCENARIOS.length, ['name', 'checks', 'appliesTo', 'targets', 'negative', 'sim']]);
+  });
+
+  test('an unknown argument is a usage error', async () => {
+    expect((await ptlab('list', '--yaml')).code).toBe(2);
+  });
+});
+
+describe('ptlab run', () => {
+  test('runs one scenario on one profile: exit 0, a progress line, the summary, the run directory', async () => {
+    const out = join(root, 'one');
+    const r = await ptlab('run', 'ret-compression', '--cpu', 'icelake', '--out', out);
+    expect([r.code, /\[1\/1\] PASS ret-compression \(sim:icelake\)/.test(r.out), r.out.includes('1 runs: 1 passed, 0 failed, 0 skipped'),
+      existsSync(join(out, 'ret-compression', 'icelake', 'result.json')), existsSync(join(out, 'junit.xml'))]).toEqual([0, true, true, true, true]);
+  });
+
+  test('without --cpu every profile runs, and profiles a scenario does not apply to are skips', async () => {
+    const out = join(root, 'all-profiles');
+    const r = await ptlab('run', 'single-range-wrap', '--out', out);
+    expect([r.code, (await readdir(join(out, 'single-range-wrap'))).sort()]).toEqual([0, ['broadwell', 'full', 'icelake', 'kvm-guest', 'sapphire-rapids', 'skylake']]);
+  });
+
+  test('a failing verdict (a negative-control knob) exits 1', async () => {
+    const r = await ptlab('run', 'topa-grow', '--cpu', 'skylake', '--knob', 'no-topa-pmi', '--out', join(root, 'knob'));
+    expect([r.code, r.out.includes('FAIL topa-grow')]).toEqual([1, true]);
+  });
+
+  test('--seed is recorded in result.json', async () => {
+    const out = join(root, 'seed');
+    await ptlab('run', 'err-reserved-bit', '--cpu', 'full', '--seed', '42', '--out', out);
+    expect((JSON.parse(await readFile(join(out, 'err-reserved-bit', 'full', 'result.json'), 'utf8')) as { seed: number }).seed).toBe(42);
+  });
+
+  test.for([
+    ['an unknown scenario', ['no-such-scenario'], /unknown scenario 'no-such-scenario'/],
+    ['an unknown target', ['topa-grow', '--target', 'vmware'], /unknown target 'vmware'/],
+    ['a target that cannot run scenarios yet', ['topa-grow', '--target', 'qemu'], /target 'qemu' cannot run scenarios yet/],
+    ['an unknown profile', ['topa-grow', '--cpu', 'pentium'], /unknown CPU profile 'pentium'/],
+    ['a scenario on a profile it does not apply to', ['single-range-wrap', '--cpu', 'broadwell'], /does not run on --cpu broadwell: .*single-range/],
+    ['a bad seed', ['topa-grow', '--seed', 'x'], /--seed must be an integer/],
+    ['an unknown knob', ['topa-grow', '--knob', 'nope'], /unknown model knob 'nope'/],
+    ['no scenario', [], /no scenario given/],
+    ['names and --all together', ['topa-grow', '--all'], /not both/],
+    ['an unknown option', ['--all', '--fast'], /unknown option '--fast'/],
+  ] as const)('%s: a clear error, exit 2, nothing written', async ([, args, msg]) => {
+    const out = join(root, `bad-${args.join('_').replace(/[^a-z0-9]/gi, '')}`);
+    const r = await ptlab('run', ...args, '--out', out);
+    expect([r.code, msg.test(r.err), existsSync(out)]).toEqual([2, true, false]);
+  });
+
+  test('an --out that cannot be written: a clear error, exit 2, nothing written', async () => {
+    const file = join(root, 'a-file');
+    await writeFile(file, 'x');
+    const r = await ptlab('run', 'topa-grow', '--cpu', 'skylake', '--out', join(file, 'runs'));
+    expect([r.code, /cannot write run directories under --out/.test(r.err)]).toEqual([2, true]);
+  });
+
+  test.skipIf(process.getuid?.() === 0)('an --out in a read-only directory: exit 2 (root ignores modes: skipped as root)', async () => {
+    const ro = join(root, 'ro');
+    await mkdir(ro);
+    await chmod(ro, 0o500);
+    expect((await ptlab('run', 'topa-grow', '--cpu', 'skylake', '--out', join(ro, 'runs'))).code).toBe(2);
+  });
+});
