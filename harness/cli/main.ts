@@ -29,10 +29,6 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
       '                                   run scenarios (default: every profile), one run directory each; exit 1 on any fail',
     load: async () => (await import('./commands/run.js')).runCommand,
   },
-  demo: {
-    summary: 'demo [--out DIR]                 generate a sample stream and dump it (what `npm start` runs)',
-    load: async () => (await import('./commands/demo.js')).demoCommand,
-  },
 };
 
 function usage(): string {
