@@ -166,11 +166,11 @@ export const PROFILES: Readonly<Record<ProfileName, CpuProfile>> = {
   }),
   'sapphire-rapids': profile('sapphire-rapids', {
     maxBasic: 0x20, family: 6, model: 0x8f, stepping: 8,
-    l14: { eax: 1, ebx: 0x1bf, ecx: 0x7, sub1: [0x0249_0002, 0x003f_003f] },
+    l14: { eax: 1, ebx: 0x1ff, ecx: 0x7, sub1: [0x0249_0002, 0x003f_003f] },
     xsave1: { eax: 0xf, ecx: 0x100 }, perfmon: 5, maxPhysAddr: 46, maxLinearAddr: 57,
   }, {
-    description: 'Sapphire Rapids (06_8F), synthetic: no dump was found. PTWRITE, power events, event trace and TNT ' +
-      'disable enumerated (unverified which models have them); a cycle-threshold bitmap smaller than 0x1FFF ' +
+    description: 'Sapphire Rapids (06_8F), synthetic: no dump was found. PTWRITE, power events, PSB and PMI ' +
+      'preservation, event trace and TNT disable enumerated (unverified which models have them); a cycle-threshold bitmap smaller than 0x1FFF ' +
       '(0x3F, a guess; an Intel engineer says SPR reports fewer encodings than ICX: spec/cpuid.md §6). ' +
       `MAXPHYADDR 46, LA57, PerfMon 5 assumed. ${ONLY_PT_BITS}`,
     synthetic: true, ptInVmx: true,
