@@ -25,6 +25,11 @@ export interface TraceModelOptions {
   readonly flushBytes?: number;
   /** The CPU has TSX (MODE.TSX in PSB+). Default false. */
   readonly tsx?: boolean;
+  /**
+   * Replay stretches of near branches in one generator call (the fast path; default true). False
+   * retires every branch through the generator's event methods: same output, for differential tests.
+   */
+  readonly replay?: boolean;
 }
 
 /** The IP the driver's handler code runs at (model choice: a kernel text address, never traced). */
@@ -53,6 +58,7 @@ export class CpuTrace implements TraceHooks, TraceSink {
       tsx: o.tsx ?? false,
       truth: o.truth ?? false,
       libiptCompat: o.libiptCompat ?? false,
+      replay: o.replay ?? true,
       ...(o.buffer ? { buffer: o.buffer } : {}),
       ...(o.clock ? { clock: o.clock } : {}),
       ...(o.flushBytes !== undefined ? { flushBytes: o.flushBytes } : {}),

@@ -1,14 +1,18 @@
 // The execution engine (DESIGN.md "How the model runs"): replays a workload's
-// path on one modelled CPU, calling the packet generator's TraceEvents per
-// retired branch and per model-only annotation, and stops at an instruction
-// boundary when a PMI was delivered, at a slice point, or after the exit
-// SYSCALL. Between runs the CPU is in the driver's untraced handler. The loop
-// over branches allocates nothing.
+// path on one modelled CPU and stops at an instruction boundary when a PMI was
+// delivered, at a slice point, or after the exit SYSCALL. Between runs the CPU
+// is in the driver's untraced handler. Stretches of near branches go to the
+// generator's `replayPath` over the packed path (exec/packed-model.ts) in one
+// call; annotations, the exit, and every branch while the generator cannot
+// replay (truth recording, IP filters, CYC) go through its TraceEvents one
+// event at a time. Nothing is allocated per branch.
 import type { Annotation } from '../workload/annotations.js';
-import type { PathCursor, WorkloadModel } from '../workload/model.js';
-import { F_B, K_CALL, K_FAR_CALL, K_JCC, K_JMP, K_RET, ROW } from '../workload/ops.js';
+import type { WorkloadModel } from '../workload/model.js';
+import { K_FAR_CALL } from '../workload/ops.js';
 import { ipFromBigInt, MODE_16, MODE_32, MODE_64, type ExecMode } from '../trace/events.js';
 import type { PacketGenerator } from '../trace/generator.js';
+import { B_OTHER, type PackedPath } from '../trace/packed-path.js';
+import { packedPath } from './packed-model.js';
 import { assertNever } from '../../../driver/decode/packet.js';
 
 /** Why `run` returned. */
@@ -38,14 +42,16 @@ const USER_CPL = 3;
 
 /** Replays one WorkloadModel on one CPU, in steps. */
 export class Engine {
-  private readonly cursor: PathCursor;
+  private readonly packed: PackedPath;
+  private readonly path: Int32Array;
   private readonly annotations: readonly Annotation[];
   private nextAnn = 0;
   /** Branch index of the next annotation (Infinity when none is left). */
   private annAt: number;
-  /** First IR row at or after the IP execution continues at (instruction count of the next block). */
-  private startRow: number;
-  private ip: number;
+  /** Index of the last retired branch (−1 before the first). */
+  private index = -1;
+  /** Offset (from the base) of the IP execution continues at. */
+  private land: number;
   private cr3: number;
   private mode: ExecMode = MODE_64;
   private readonly slice: number;
@@ -53,71 +59,66 @@ export class Engine {
   private finished = false;
 
   constructor(readonly model: WorkloadModel, private readonly cpu: EngineCpu, o: EngineOptions = {}) {
-    this.cursor = model.cursor();
+    this.packed = packedPath(model);
+    this.path = this.packed.path;
     this.annotations = model.annotations;
     this.annAt = this.annotations[0]?.at ?? Infinity;
-    this.startRow = model.opAt[model.entryOffset]!;
-    this.ip = model.baseIp + model.entryOffset;
+    this.land = model.entryOffset;
     this.cr3 = Number(o.cr3 ?? DEFAULT_CR3);
     this.slice = o.sliceBranches && o.sliceBranches > 0 ? Math.floor(o.sliceBranches) : Infinity;
     this.nextSlice = this.slice;
   }
 
   /** Branches retired so far (the exit SYSCALL included once it ran). */
-  get branches(): number { return this.cursor.index + 1; }
+  get branches(): number { return this.index + 1; }
   /** The IP of the next instruction of the workload (the handler returns there). */
-  get resumeIp(): number { return this.ip; }
+  get resumeIp(): number { return this.packed.base + this.land; }
   /** True once the exit SYSCALL retired. */
   get done(): boolean { return this.finished; }
 
   /** The handler returns into the workload: IRET to the resume IP, user context (TIP.PGE with MODE.Exec). */
   leaveHandler(): void {
-    this.cpu.gen.untracedExit(this.ip, { cpl: USER_CPL, cr3: this.cr3, mode: this.mode });
+    this.cpu.gen.untracedExit(this.resumeIp, { cpl: USER_CPL, cr3: this.cr3, mode: this.mode });
   }
 
   /** The CPU enters the driver's handler after the current instruction: FUP(next IP), TIP.PGD() when PacketEn=1. */
   enterHandler(): void {
-    this.cpu.gen.untracedEnter(this.finished ? KERNEL_ENTRY : this.ip);
+    this.cpu.gen.untracedEnter(this.finished ? KERNEL_ENTRY : this.resumeIp);
     this.cpu.gen.flush();
   }
 
   /**
    * Executes until a PMI was delivered, a slice point, or the exit. The caller brackets it with
-   * `leaveHandler` / `enterHandler` (the stop happens at an instruction boundary).
+   * `leaveHandler` / `enterHandler` (the stop happens at an instruction boundary). Stretches of
+   * near branches up to the next annotation or slice point go to the generator's `replayPath`
+   * when it allows (truth off, no IP filter, CYCEn=0); a branch it leaves, and every branch when
+   * it does not, is retired through the generator's event methods (`step`).
    */
   run(): StopReason {
-    const c = this.cursor;
     const g = this.cpu.gen;
     const cpu = this.cpu;
-    const opAt = this.model.opAt;
-    const code = this.model.code;
-    const base = this.model.baseIp;
+    const path = this.path;
+    const offsetMask = this.packed.offsetMask;
     while (!this.finished) {
       if (cpu.pmiPending) return 'pmi';
-      if (!c.next()) { this.finished = true; break; }
-      const n = c.site - this.startRow;
-      if (n > 0) g.instructions(n);
-      const kind = c.kind;
-      if (kind === K_JCC) {
-        g.branchJcc(c.ip, c.nextIp, base + code[c.site * ROW + F_B]!, c.taken);
-      } else if (kind === K_JMP || kind === K_CALL) {
-        const k = kind === K_JMP ? 'jmp' : 'call';
-        if (c.indirect) g.branchIndirect(k, c.ip, c.nextIp, c.to);
-        else g.branchDirect(k, c.ip, c.nextIp, c.to, c.zeroLength);
-      } else if (kind === K_RET) {
-        g.ret(c.ip, c.nextIp, c.to);
-      } else if (kind === K_FAR_CALL && c.to < 0) {
-        // The exit SYSCALL: a far transfer into CPL 0 (spec/README.md §1); the kernel runs the exit.
-        g.farTransfer('syscall', c.ip, c.nextIp, KERNEL_ENTRY, 0, this.cr3, MODE_64);
-        this.finished = true;
+      const i = this.index + 1;
+      if (i >= path.length) { this.finished = true; break; }
+      let last = i;
+      if (g.replayable) {
+        const end = Math.min(this.annAt + 1, this.nextSlice, path.length);
+        const next = g.replayPath(this.packed, i, end, this.land);
+        if (next > i) {
+          last = next - 1;
+          this.index = last;
+          this.land = path[last]! & offsetMask;
+        } else if (this.step(i)) {
+          return 'exit';
+        }
+      } else if (this.step(i)) {
         return 'exit';
-      } else {
-        throw new RangeError(`engine: branch kind ${kind} at 0x${c.ip.toString(16)} is not modelled`);
       }
-      this.ip = c.to;
-      this.startRow = opAt[c.to - base]!;
-      if (c.index === this.annAt) this.annotate(c.index);
-      if (c.index + 1 >= this.nextSlice) {
+      if (last === this.annAt) this.annotate(last);
+      if (last + 1 >= this.nextSlice) {
         this.nextSlice += this.slice;
         return 'slice';
       }
@@ -125,10 +126,35 @@ export class Engine {
     return 'exit';
   }
 
+  /** Retires branch `i` through the generator's event methods; true after the exit SYSCALL. */
+  private step(i: number): boolean {
+    const g = this.cpu.gen;
+    const p = this.packed;
+    const e = this.path[i]!;
+    const site = p.siteAt[this.land]!;
+    if (e >= 0 && p.siteClass[site] !== B_OTHER) {
+      g.retirePacked(p, site, e, p.insnsAt[this.land]!);
+      this.index = i;
+      this.land = e & p.offsetMask;
+      return false;
+    }
+    const ip = p.base + p.siteOff[site]!;
+    if (this.model.rowKind[site] !== K_FAR_CALL || e >= 0) {
+      throw new RangeError(`engine: branch kind ${this.model.rowKind[site]} at 0x${ip.toString(16)} is not modelled`);
+    }
+    // The exit SYSCALL: a far transfer into CPL 0 (spec/README.md §1); the kernel runs the exit.
+    const n = p.insnsAt[this.land]!;
+    if (n > 0) g.instructions(n);
+    g.farTransfer('syscall', ip, p.base + p.siteNext[site]!, KERNEL_ENTRY, 0, this.cr3, MODE_64);
+    this.index = i;
+    this.finished = true;
+    return true;
+  }
+
   /** The annotations after branch `at`, in array order (workload/annotations.ts), at the branch's `to` IP. */
   private annotate(at: number): void {
     const g = this.cpu.gen;
-    const ip = this.ip;
+    const ip = this.resumeIp;
     for (;;) {
       const a = this.annotations[this.nextAnn];
       if (a === undefined || a.at !== at) break;

@@ -24,8 +24,8 @@ export abstract class PacketEmitter {
   protected cycles = 0;
 
   // LastIP as low 32 bits (unsigned) and the rest (signed): spec/packets.md §5.
-  private lastLo = 0;
-  private lastHi = 0;
+  protected lastLo = 0;
+  protected lastHi = 0;
   /** The next IP packet must be written uncompressed (first IP after OVF, spec/packets.md §5, §12). */
   protected postOvf = false;
 

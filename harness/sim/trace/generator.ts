@@ -20,10 +20,11 @@ import { PacketEmitter, SCRATCH_BYTES } from './emitter.js';
 import * as O from './opcodes.js';
 import { ModelClock, type ClockConfig } from './clock.js';
 import { InternalBuffer, UNLIMITED_BUFFER, type InternalBufferConfig } from './internal-buffer.js';
-import { RetStack } from './ret-stack.js';
+import { RET_STACK_DEPTH, RetStack } from './ret-stack.js';
 import { TruthRecorder, type TruthBranchKind } from './truth.js';
 import { decodeTraceConfig, inRanges, type Ranges, type TraceConfig } from './config.js';
 import type { TraceSink } from './sink.js';
+import { B_CALL, B_CALL_IND, B_CALL_ZERO, B_JCC, B_JMP, B_JMP_IND, B_OTHER, B_RET, type PackedPath } from './packed-path.js';
 import type { ExecContext, ExecMode, FarKind, InterruptKind, NearKind, RtitRegs, TraceEvents } from './events.js';
 import { IA32_RTIT_STATUS } from '../../../driver/hw/msrs.js';
 
@@ -46,6 +47,8 @@ export interface GeneratorOptions {
   readonly libiptCompat?: boolean;
   /** Context before the first event. Default CPL 3, CR3 0, 64-bit. */
   readonly context?: ExecContext;
+  /** Allow `replayPath` (default true); false retires every branch through the event methods (differential tests). */
+  readonly replay?: boolean;
 }
 
 /** The STATUS fields the generator owns (spec/msrs.md §4). */
@@ -68,6 +71,7 @@ const NO_RANGES: Ranges = { a: [], b: [] };
 const JCC = 0, DIRECT = 1, INDIRECT = 2, RET = 3;
 /** At most this many MTCs per clock step; a longer gap skips ahead (the CTC jump shows it, §3.9). */
 const MAX_MTC_BURST = 4096;
+const TWO32 = 4294967296;
 
 /** Intel PT packet generation for one logical processor of the model. */
 export class PacketGenerator extends PacketEmitter implements TraceEvents {
@@ -85,6 +89,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
   private readonly flushAt: number;
   private readonly cpi: number;
   private readonly cpb: number;
+  private readonly replay: boolean;
   /** Active truth recorder: null when off or during an overflow. */
   private rec: TruthRecorder | null;
 
@@ -133,6 +138,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     this.fixedPsbPeriod = opts.fixedPsbPeriod ?? 4096;
     this.tsx = opts.tsx ?? false;
     this.compat = opts.libiptCompat ?? false;
+    this.replay = opts.replay ?? true;
     this.flushAt = Math.min(opts.flushBytes ?? 4096, SCRATCH_BYTES);
     this.clock = new ModelClock(opts.clock);
     this.cpi = this.clock.cfg.cyclesPerInstruction;
@@ -248,6 +254,134 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
       if (this.rec !== null) this.rec.branch(ip, 'ret', undefined, target);
     }
     if (this.flushedTotal + this.pos >= this.nextCheck || this.cycles >= this.nextTime) this.housekeeping(target);
+  }
+
+  /** True when `replayPath` may run: allowed, truth recording off, no IP filter or TraceStop range, CYCEn=0. */
+  get replayable(): boolean {
+    return this.replay && this.truth === null && !this.rangesOn && !this.cycEn;
+  }
+
+  /**
+   * Retires the near branches [from, end) of a packed path, starting at offset `land`, exactly as
+   * `instructions(n)` followed by branchJcc / branchDirect / branchIndirect / ret for each would
+   * (same packets, clock, RET stack, PSB and timing housekeeping), on locals and without a call:
+   * a TNT bit, a RET-stack push or pop, a TIP with IPBytes 001/010. Returns the index of the
+   * first branch it did not retire: `end`; a branch it leaves to the caller (`retirePacked`, or the
+   * engine for the exit's far transfer) because it may need room, meets a timing edge or needs
+   * another TIP form; or the branch after one that needed end-of-event housekeeping (PSB+, MTC,
+   * overflow), which may have handed bytes to the sink (the caller then checks for a PMI).
+   * Does nothing unless `replayable`.
+   */
+  replayPath(p: PackedPath, from: number, end: number, land: number): number {
+    if (!this.replayable) return from;
+    // Local copies of B_* and O.* (an imported binding costs a load per use in the loop).
+    const cJcc = B_JCC, cCall = B_CALL, cJmpInd = B_JMP_IND, cCallInd = B_CALL_IND, cRet = B_RET, cOther = B_OTHER;
+    const TIP16 = (O.IPB_UPDATE16 << 5) | O.OPC_TIP, TIP32 = (O.IPB_UPDATE32 << 5) | O.OPC_TIP;
+    const path = p.path, landing = p.landing;
+    const base = p.base, offsetMask = p.offsetMask, takenMask = p.takenMask;
+    const cpi = this.cpi, cpb = this.cpb;
+    const rets = this.rets, slots = rets.slots, DEPTH = RET_STACK_DEPTH;
+    const buf = this.buf;
+    const disTNT = this.disTNT, disRETC = this.disRETC;
+    // Every target is in [0, 2^32) and LastIP's upper half is 0 (no post-OVF IP): the inline TIP
+    // forms (IPBytes 001/010 against LastIP, §5 policy) are the ones ipPacket would choose.
+    const fastTip = base >= 0 && base + offsetMask < TWO32 && !this.postOvf && this.lastHi === 0;
+    // A branch writes at most 6 bytes inline (TNT-8 + a 5-byte TIP), so pos <= room needs no makeRoom;
+    // with PacketEn=0 it writes none.
+    const packetEn = this.packetEn, room = packetEn ? this.limit - 6 : Infinity;
+    const checkAt = this.nextCheck - this.flushedTotal, nextTime = this.nextTime;
+    let cycles = this.cycles, pos = this.pos, bits = this.tntBits, nt = this.tntN, lastLo = this.lastLo;
+    let top = rets.top, count = rets.count;
+    /** The `to` IP of a branch after which housekeeping is due (the loop stops there). */
+    let due: number | undefined;
+    let i = from;
+    for (; i < end; i++) {
+      const e = path[i]!;
+      const w = landing[2 * land]!;
+      const c = w & 7;
+      const at = cycles + (w >> 3) * cpi;
+      if (e < 0 || c === cOther || at >= nextTime || pos > room || (c >= cJmpInd && !fastTip)) break;
+      const to = e & offsetMask;
+      const target = base + to;
+      cycles = at + cpb;
+      if (packetEn) {
+        let tip = false;
+        if (c === cJcc) {
+          if (!disTNT) {
+            bits = (bits << 1) | ((e & takenMask) !== 0 ? 1 : 0);     // tntBit(): a TNT-8 at 6 results (§6)
+            if (++nt === 6) { buf[pos++] = ((1 << nt) | bits) << 1; bits = 0; nt = 0; }
+          }
+        } else if (c === cCall) {
+          if (!disRETC) {                                           // RetStack.push(Next IP) (§7)
+            slots[top] = base + landing[2 * land + 1]!;
+            top = (top + 1) & (DEPTH - 1);
+            if (count < DEPTH) count++;
+          }
+        } else if (c === cRet) {
+          let matched = false;
+          if (!disRETC && count !== 0) {                            // RetStack.popMatches(target)
+            count--;
+            top = (top + DEPTH - 1) & (DEPTH - 1);
+            matched = slots[top] === target;
+          }
+          if (!matched) tip = true;
+          else if (!disTNT) {
+            bits = (bits << 1) | 1;                                 // compressed RET: TNT "1"
+            if (++nt === 6) { buf[pos++] = ((1 << nt) | bits) << 1; bits = 0; nt = 0; }
+          }
+        } else if (c >= cJmpInd) {
+          if (c === cCallInd && !disRETC) {
+            slots[top] = base + landing[2 * land + 1]!;
+            top = (top + 1) & (DEPTH - 1);
+            if (count < DEPTH) count++;
+          }
+          tip = true;
+        }
+        if (tip) {
+          // ipPacket(TIP, target): pending TNT first, then the TIP.
+          if (nt !== 0) { buf[pos++] = ((1 << nt) | bits) << 1; bits = 0; nt = 0; }
+          buf[pos + 1] = target & 0xff;
+          buf[pos + 2] = (target >>> 8) & 0xff;
+          if (target >>> 16 === lastLo >>> 16) {
+            buf[pos] = TIP16;
+            pos += 3;
+          } else {
+            buf[pos] = TIP32;
+            buf[pos + 3] = (target >>> 16) & 0xff;
+            buf[pos + 4] = target >>> 24;
+            pos += 5;
+          }
+          lastLo = target;
+        }
+      }
+      land = to;
+      if (pos >= checkAt || cycles >= nextTime) { due = target; i++; break; }
+    }
+    this.cycles = cycles; this.pos = pos; this.tntBits = bits; this.tntN = nt; this.lastLo = lastLo; rets.top = top; rets.count = count;
+    if (due !== undefined) this.housekeeping(due);
+    return i;
+  }
+
+  /**
+   * One near branch of a packed path through the event methods: `instructions(n)`, then the
+   * branch's method with the arguments the engine would pass. `e` is its path entry.
+   */
+  retirePacked(p: PackedPath, site: number, e: number, n: number): void {
+    if (n > 0) this.instructions(n);
+    const base = p.base;
+    const ip = base + p.siteOff[site]!;
+    const nextIp = base + p.siteNext[site]!;
+    const to = base + (e & p.offsetMask);
+    switch (p.siteClass[site]) {
+      case B_JCC: this.branchJcc(ip, nextIp, base + p.siteTarget[site]!, (e & p.takenMask) !== 0); break;
+      case B_JMP: this.branchDirect('jmp', ip, nextIp, to, false); break;
+      case B_CALL: this.branchDirect('call', ip, nextIp, to, false); break;
+      case B_CALL_ZERO: this.branchDirect('call', ip, nextIp, to, true); break;
+      case B_JMP_IND: this.branchIndirect('jmp', ip, nextIp, to); break;
+      case B_CALL_IND: this.branchIndirect('call', ip, nextIp, to); break;
+      case B_RET: this.ret(ip, nextIp, to); break;
+      default: throw new RangeError(`generator: site ${site} of the packed path is not a near branch`);
+    }
   }
 
   private retPackets(target: number): void {

@@ -11,9 +11,14 @@ export const RET_STACK_DEPTH = 64;
 
 /** A fixed ring of RET_STACK_DEPTH return addresses; no allocation after construction. */
 export class RetStack {
-  private readonly slots = new Float64Array(RET_STACK_DEPTH);
-  private top = 0;     // index of the next free slot (mod depth)
-  private count = 0;   // live entries, 0..RET_STACK_DEPTH
+  // Public for PacketGenerator.replayPath, which keeps `top` and `count` in locals over a stretch
+  // of branches and writes them back; everyone else uses the methods.
+  /** The ring of return addresses. */
+  readonly slots = new Float64Array(RET_STACK_DEPTH);
+  /** Index of the next free slot (mod depth). */
+  top = 0;
+  /** Live entries, 0..RET_STACK_DEPTH. */
+  count = 0;
 
   /** Live entries. */
   get depth(): number { return this.count; }
