@@ -15,6 +15,7 @@
  * autonomous. Packets unknown to libipt (bbp…trig) and errors: mix(kind),
  * mix(size) only (an error record has size 0).
  */
+import type { PacketBatch } from './batch.js';
 import { PacketKind, type PacketRecord } from './record.js';
 
 /** The FNV-1a start value. */
@@ -75,6 +76,47 @@ function checksumFields(h: number, rec: PacketRecord): number {
       return mixi(mixi(mixi(mixi(mixi(h, rec.last), rec.deepest), rec.interrupt), rec.store), rec.autonomous);
     case PacketKind.ptw:
       return mixi(mixi(mixi(mixi(h, rec.plc), rec.lo), rec.hi), rec.ip);
+    default:
+      // pad, psb, psbend, ovf, stop; bbp…trig; errors.
+      return h;
+  }
+}
+
+/** Mixes slots [from, to) of a PacketBatch into `h` (the same algorithm over the batch columns). */
+export function checksumBatch(h: number, batch: PacketBatch, from = 0, to = batch.count): number {
+  let x = h | 0;
+  for (let j = from; j < to; j++) x = mixSlot(x, batch, j);
+  return x >>> 0;
+}
+
+/** Mixes slot `j` of `batch` into `h`; int32 in, int32 out (decodeBatch's checksum for the packets off its hot path). */
+export function mixSlot(h: number, batch: PacketBatch, j: number): number {
+  const k = batch.kind[j]!;
+  h = mixi(mixi(h, k), batch.size[j]!);
+  const a = batch.a[j]!;
+  switch (k) {
+    case PacketKind['tnt.8']: case PacketKind['tnt.64']:
+      return mixi(mixi(mixi(h, a), batch.lo[j]!), batch.hi[j]!);
+    case PacketKind.tip: case PacketKind['tip.pge']: case PacketKind['tip.pgd']: case PacketKind.fup:
+      h = mixi(h, a);
+      return a === 0 ? h : mixi(mixi(h, batch.lo[j]!), batch.hi[j]!);
+    case PacketKind.vmcs: case PacketKind.tsc: case PacketKind.cyc: case PacketKind.mnt: case PacketKind.mwait:
+      return mixi(mixi(h, batch.lo[j]!), batch.hi[j]!);
+    case PacketKind.pip:
+      return mixi(mixi(mixi(h, batch.lo[j]!), batch.hi[j]!), a);
+    case PacketKind.cbr: case PacketKind.mtc: case PacketKind.exstop:
+      return mixi(h, a);
+    // batch.ts layout of the packed `a` values below.
+    case PacketKind['mode.exec']: case PacketKind['mode.tsx']:
+      return mixi(mixi(h, a & 1), (a >>> 1) & 1);
+    case PacketKind.tma:
+      return mixi(mixi(h, a & 0xffff), a >>> 16);
+    case PacketKind.pwre:
+      return mixi(mixi(mixi(h, a & 0xf), (a >>> 4) & 0xf), (a >>> 8) & 1);
+    case PacketKind.pwrx:
+      return mixi(mixi(mixi(mixi(mixi(h, a & 0xf), (a >>> 4) & 0xf), (a >>> 8) & 1), (a >>> 9) & 1), (a >>> 10) & 1);
+    case PacketKind.ptw:
+      return mixi(mixi(mixi(mixi(h, a & 3), batch.lo[j]!), batch.hi[j]!), (a >>> 2) & 1);
     default:
       // pad, psb, psbend, ovf, stop; bbp…trig; errors.
       return h;

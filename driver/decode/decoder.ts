@@ -4,11 +4,16 @@
 // libipt 2.0.5 as spec/packets.md §2 lists them (which check comes first,
 // e.g. a reserved IPBytes before the length, follows libipt's pt_pkt_read_*);
 // resynchronisation: spec/packet-json.md "Errors and resynchronisation".
+// decodeBatch() fills a PacketBatch (batch.ts), the frequent packets through
+// the table-driven loop of hot-loop.ts, the rest through this decoder.
 //
 // Differences with libipt 2.0.5, on purpose (task H2, SDM first): BBP, BEP,
 // CFE, EVD and TRIG are decoded (libipt: bad_opc); a `(b & 7) == 4` byte
 // between BBP and BEP is a BIP (libipt: TNT-8); PWRE's HW is byte 2 bit 7
 // (libipt: bit 3, spec §3.17).
+import { storeRecord, type PacketBatch } from './batch.js';
+import { mixSlot } from './checksum.js';
+import { HOT_CAPACITY, HOT_TAIL, hotColumns, hotDecode, hotState } from './hot-loop.js';
 import { EXT, EXT2_MNT, OPC, PSB_HI, PSB_LO, PTPS } from './opcodes.js';
 import { DecodeError, PacketKind, PacketRecord } from './record.js';
 import { findPsb, RESYNC_LOOKBACK } from './sync.js';
@@ -69,6 +74,17 @@ for (let b = 0; b < 256; b++) {
 const S_SEARCH = 0, S_SYNCED = 1, S_DONE = 2, S_BLOCK = 3;
 // Internal result of decodeAt(): a packet, an error, or "need more bytes".
 const R_OK = 0, R_ERR = 1, R_MORE = 2;
+
+/** Copies the first k slots of hot-loop.ts's scratch region to slots [n, n + k) of `batch`. */
+function copyHot(batch: PacketBatch, n: number, k: number): void {
+  const c = hotColumns;
+  batch.kind.set(c.kind.subarray(0, k), n);
+  batch.size.set(c.size.subarray(0, k), n);
+  batch.offset.set(c.offset.subarray(0, k), n);
+  batch.lo.set(c.lo.subarray(0, k), n);
+  batch.hi.set(c.hi.subarray(0, k), n);
+  batch.a.set(c.a.subarray(0, k), n);
+}
 
 /** Options of a PacketDecoder. */
 export interface DecoderOptions {
@@ -198,6 +214,48 @@ export class PacketDecoder {
       }
     }
     return this.nextSlow();
+  }
+
+  /**
+   * Decodes up to `batch.capacity` packets into the batch's columns (batch.ts)
+   * and returns how many (also in `batch.count`, errors among them in
+   * `batch.errors`); 0 = no more packets in this buffer, as next() returning
+   * false. The records, errors and resync are exactly next()'s, and the two
+   * may be mixed. `record` is not kept up to date. With `options.checksum` the
+   * batch's checksum takes in every stored packet, in the same pass.
+   */
+  decodeBatch(batch: PacketBatch): number {
+    const cap = batch.capacity;
+    const sum = batch.checksumming;
+    let n = 0;
+    let errors = 0;
+    while (n < cap) {
+      if (this.pos + HOT_TAIL <= this.fastEnd) {
+        // Synced outside a block: the frequent packets in hot-loop.ts, in place when the batch's
+        // columns are a pool region, else through the scratch region and a copy.
+        const region = batch.region;
+        const k = region >= 0
+          ? hotDecode(this.buf, this.dv, this.pos, this.fastEnd, this.base, region + n, cap - n, sum, batch.hash)
+          : hotDecode(this.buf, this.dv, this.pos, this.fastEnd, this.base, 0, Math.min(cap - n, HOT_CAPACITY), sum, batch.hash);
+        if (k > 0) {
+          if (region < 0) copyHot(batch, n, k);
+          n += k;
+          this.pos = hotState.pos;
+          batch.hash = hotState.hash;
+          if (n >= cap) break;
+        }
+      }
+      // The general decoder: the other packets, errors, resync, blocks, the end of the buffer.
+      if (!this.next()) break;
+      const rec = this.record;
+      storeRecord(batch, n, rec);
+      if (sum) batch.hash = mixSlot(batch.hash, batch, n);
+      if (rec.kind === PacketKind.error) errors++;
+      n++;
+    }
+    batch.count = n;
+    batch.errors = errors;
+    return n;
   }
 
   /** Moves to state `s`, keeping `fastEnd` in step. */

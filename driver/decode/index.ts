@@ -8,7 +8,8 @@ export {
   type Packet, type PacketType, type PacketOf, type IpCompression, IPC_BY_IPBYTES, IPBYTES_BY_IPC, assertNever,
 } from './packet.js';
 export { encodePacket, encodePackets, PacketWriter } from './encode.js';
-export { checksumRecord, CHECKSUM_INIT, mix } from './checksum.js';
+export { checksumRecord, checksumBatch, CHECKSUM_INIT, mix } from './checksum.js';
+export { PacketBatch, type PacketBatchOptions } from './batch.js';
 export { LastIp, reconstructIp, type LastIpOptions } from './last-ip.js';
 export { packetJsonLine, dumpJson, hex64, tntBits, execModeName } from './json.js';
 export { TextFormatter } from './text.js';
