@@ -30,12 +30,28 @@ export async function stitch(io: TargetIo, chunks: ChunkList): Promise<Uint8Arra
   return out;
 }
 
-/** Accounts up to the final pointers `hw` (and its STATUS.Error), stitches the stream, adds every OVF to the ledger. */
+/** STATUS at the final stop (spec/msrs.md §4: Error, Stopped). */
+export interface FinalStatus {
+  readonly error?: boolean;
+  readonly stopped?: boolean;
+}
+
+/**
+ * Accounts up to the final pointers `hw` (and its STATUS.Error/Stopped), stitches the stream, adds
+ * every OVF to the ledger.
+ */
 export async function collect(
-  io: TargetIo, plan: OutputPlan, hw: HwPointers & { readonly error?: boolean }, losses: LossRecorder, figures: TargetFigures = {},
+  io: TargetIo, plan: OutputPlan, hw: HwPointers & FinalStatus, losses: LossRecorder, figures: TargetFigures = {},
 ): Promise<Collected> {
+  // Where the pointer is must be known before consume moves the cursor (as in the PMI handler).
+  const info = plan.pointerInfo(hw);
   if (plan instanceof SingleRangePlan) await plan.finish(hw, losses, figures.written);
   else await plan.consume(hw);
+  // Stopped with the pointer at a full STOP region (OutputOffset = its size): a ToPA STOP fired and no
+  // PMI handler moved past it, so whatever the CPU still had was dropped (spec/output.md §4.4). A
+  // TraceStop also sets Stopped but leaves the pointer inside its region, and loses nothing (its
+  // TraceStop packet is in the stream: spec/README.md §4.4).
+  if (hw.stopped && info.atFullStopEntry) losses.add(plan.chunks.bytes, null, 'stop');
   // STATUS.Error at the stop: the trace ends here; whatever was still buffered never reached memory (spec/output.md §6).
   if (hw.error) losses.add(plan.chunks.bytes, null, 'error');
   const stream = await stitch(io, plan.chunks);

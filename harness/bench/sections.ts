@@ -69,6 +69,7 @@ export const SECTIONS: readonly BenchSection[] = [
   lazySection('sim', async () => (await import('./model-sections.js')).simSection),
   lazySection('flow', async () => (await import('./model-sections.js')).flowSection),
   lazySection('qemu', async () => (await import('../qemu/bench.js')).qemuSection),
+  lazySection('driver', async () => (await import('./driver-section.js')).driverSection),
 ];
 
 function lazySection(name: string, load: () => Promise<BenchSection>): BenchSection {

@@ -25,7 +25,8 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     load: async () => (await import('./commands/list.js')).listCommand,
   },
   run: {
-    summary: 'run SCENARIO…|--all [--target sim] [--cpu PROFILE|all] [--seed N] [--out DIR] [--knob NAME]…\n' +
+    summary: 'run SCENARIO…|--all [--target sim|qemu|ssh] [--pt model|hardware] [--accel auto|tcg|kvm] [--cpu PROFILE|all]\n' +
+      '          [--seed N] [--out DIR] [--knob NAME]… [--host H --port P --user U --key F --known-host F]\n' +
       '                                   run scenarios (default: every profile), one run directory each; exit 1 on any fail',
     load: async () => (await import('./commands/run.js')).runCommand,
   },

@@ -1,23 +1,49 @@
-// The targets `ptlab run` can use. Only the sim target runs scenarios today;
-// the qemu and ssh targets implement driver/target.ts elsewhere and will be
-// added here (their profiles are whatever the guest's CPU is).
+// The targets `ptlab run` can use (DESIGN.md "sim", "qemu", "ssh") and how to
+// reach them: the sim builds a fresh model per run; qemu boots one VM for the
+// whole suite (`--pt model`: the reference model as the guest's PT unit, or
+// `--pt hardware`: the guest CPU's own PT); ssh drives a lab machine's PT.
 import { PtError } from '../../driver/errors.js';
 import { RecordingTarget } from '../../driver/transcript.js';
+import type { AccelRequest } from '../qemu/accel.js';
+import type { PtMode } from '../qemu/qemu-target.js';
 import { applyKnobs, knobOptions, type KnobName } from '../sim/knobs/knobs.js';
-import { PROFILE_NAMES, type ProfileName } from '../sim/profiles.js';
+import { PROFILE_NAMES, type CpuProfile, type ProfileName } from '../sim/profiles.js';
 import { SimTarget } from '../sim/sim-target.js';
 import type { SimSettings, TargetKind } from '../scenarios/scenario.js';
 
-/** Target kinds `ptlab run` accepts today. */
-export const RUNNABLE_TARGETS: readonly TargetKind[] = ['sim'];
+/** Target kinds `ptlab run` accepts. */
+export const RUNNABLE_TARGETS: readonly TargetKind[] = ['sim', 'qemu', 'ssh'];
 
 /** The sim's defaults for scenario runs: PMI skid and flush grain (model choices, recorded in figures). */
 export const SIM_DEFAULTS = { pmiSkid: 256, flushBytes: 256 } as const;
 
+/** How to boot the qemu target (`--pt`, `--accel`). */
+export interface QemuReach {
+  readonly kind: 'qemu';
+  /** `hardware` (default): the guest CPU's PT, refused without it; `model`: the reference model attached to the guest. */
+  readonly pt: PtMode;
+  readonly accel: AccelRequest;
+}
+
+/** How to reach a lab machine (`--host`, `--port`, `--user`, `--key`, `--known-host`). */
+export interface SshReach {
+  readonly kind: 'ssh';
+  readonly host: string;
+  readonly port?: number;
+  /** Default 'root' (the helper opens the guest module's device). */
+  readonly user?: string;
+  /** The client's private key file. Default ~/.ssh/id_ed25519. */
+  readonly key?: string;
+  /** The pinned host key: an OpenSSH public key file or a known_hosts file. Default ~/.ssh/known_hosts. */
+  readonly knownHost?: string;
+}
+
+/** How to reach a target other than the sim. */
+export type TargetReach = QemuReach | SshReach;
+
 /** Throws PtError('bad_config') for a target kind ptlab run cannot use. */
 export function checkTarget(kind: string): TargetKind {
   if ((RUNNABLE_TARGETS as readonly string[]).includes(kind)) return kind as TargetKind;
-  if (kind === 'qemu' || kind === 'ssh') throw new PtError('bad_config', `target '${kind}' cannot run scenarios yet (ptlab run supports: ${RUNNABLE_TARGETS.join(', ')})`);
   throw new PtError('bad_config', `unknown target '${kind}' (targets: ${RUNNABLE_TARGETS.join(', ')})`);
 }
 
@@ -29,14 +55,19 @@ export function checkProfile(name: string): ProfileName {
 
 /** A recorded sim target with truth recording on and `knobs` wired in. */
 export async function createSim(
-  profile: ProfileName, seed: number, knobs: readonly KnobName[] = [], o: SimSettings = {},
+  profile: ProfileName | CpuProfile, seed: number, knobs: readonly KnobName[] = [], o: SimSettings = {},
 ): Promise<{ sim: SimTarget; target: RecordingTarget }> {
   const sim = await SimTarget.create(knobOptions({
     profile, seed,
     memory: { ramSize: 64 * 2 ** 20 },
     topa: { pmiSkid: o.pmiSkid ?? SIM_DEFAULTS.pmiSkid },
-    trace: { truth: true, flushBytes: SIM_DEFAULTS.flushBytes, ...(o.buffer ? { buffer: o.buffer } : {}) },
+    trace: modelTrace(o),
   }, knobs));
   applyKnobs(sim, knobs);
   return { sim, target: new RecordingTarget(sim) };
+}
+
+/** The generator options of a scenario run: truth on, the runner's flush grain, the scenario's buffer. */
+export function modelTrace(o: SimSettings): { truth: true; flushBytes: number; buffer?: NonNullable<SimSettings['buffer']> } {
+  return { truth: true, flushBytes: SIM_DEFAULTS.flushBytes, ...(o.buffer ? { buffer: o.buffer } : {}) };
 }

@@ -1,20 +1,34 @@
 // The reference model as a Target (driver/target.ts): one PT unit (MSR file)
-// per logical processor over one sparse physical memory, each with a packet
+// per logical processor over one physical memory, each with a packet
 // generator on its output unit; `start` runs a workload's model on one of them
-// (harness/sim/exec/).
+// (harness/sim/exec/). This is the ONE place the model is composed: the qemu
+// target's `--pt model` (harness/qemu/pt-model/pt-model.ts) is a SimTarget over
+// guest RAM, driven through the synchronous `…Now` calls below.
 import { GeneralProtectionError, PtError, throwIfAborted } from '../../driver/errors.js';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
-import type { CallOpts, Execution, MsrOp, MsrResult, StartOpts, Target, Workload } from '../../driver/target.js';
+import type { CallOpts, Execution, MsrOp, MsrResult, PhysMemory, StartOpts, Target, Workload } from '../../driver/target.js';
 import { CpuTrace, type TraceModelOptions } from './exec/cpu-trace.js';
 import { Engine } from './exec/engine.js';
 import { SimExecution } from './exec/execution.js';
 import { MsrFile } from './msr-file.js';
 import { OutputUnit } from './output/output-unit.js';
+import type { SyncPhysMemory } from './output/sync-phys.js';
 import type { TopaOptions } from './output/topa.js';
 import { SparsePhysMemory, type SparsePhysMemoryOptions } from './phys-memory.js';
 import { cpuidOf, getProfile, type CpuProfile, type ProfileName } from './profiles.js';
 import { WorkloadModel } from './workload/model.js';
 import { xrstors, xsaves, xsavesAreaSize } from './xsave.js';
+
+/**
+ * What the model needs of its physical memory: the driver's allocator and accesses (Target.phys),
+ * the output engines' synchronous accesses (output/sync-phys.ts), and a close. SparsePhysMemory is one.
+ */
+export interface SimPhysMemory extends PhysMemory, SyncPhysMemory {
+  /** Bytes currently allocated (page-rounded). */
+  readonly allocatedBytes: number;
+  /** Releases the memory; later accesses fail. */
+  close(): void;
+}
 
 export interface SimTargetOptions {
   /** A `--cpu` name or a profile object. */
@@ -23,13 +37,22 @@ export interface SimTargetOptions {
   readonly seed?: number;
   /** Logical processors, each with its own PT unit. Default 1. */
   readonly cpus?: number;
+  /** The sparse memory to create when `phys` is not given. */
   readonly memory?: SparsePhysMemoryOptions;
+  /**
+   * A memory someone else owns (the qemu target's guest RAM): ToPA tables are read from and trace
+   * is written into it, `memory` is ignored, and dispose leaves it open. Default: a new
+   * SparsePhysMemory of `memory`, closed on dispose.
+   */
+  readonly phys?: SimPhysMemory;
   /** ToPA knobs: PMI skid, early-PMI margin on MENTRY=0 CPUs, entry cache (spec/output.md §4.5–§4.8). */
   readonly topa?: TopaOptions;
   /** Packet generator knobs: truth recording, internal buffer (OVF), clock, libipt compatibility. */
   readonly trace?: TraceModelOptions;
   /** CR3 the workloads run under. Default exec/engine.ts DEFAULT_CR3. */
   readonly cr3?: bigint;
+  /** The `description` prefix before the profile name. Default 'sim'. */
+  readonly label?: string;
 }
 
 /** An in-process, deterministic PT-capable CPU built from the SDM (DESIGN.md "How the model runs"). */
@@ -37,7 +60,8 @@ export class SimTarget implements Target {
   readonly description: string;
   readonly profile: CpuProfile;
   readonly seed: number;
-  readonly phys: SparsePhysMemory;
+  readonly phys: SimPhysMemory;
+  private readonly ownsPhys: boolean;
   private readonly units: MsrFile[];
   private readonly outputs: OutputUnit[];
   private readonly traces: CpuTrace[];
@@ -47,12 +71,13 @@ export class SimTarget implements Target {
 
   private constructor(o: SimTargetOptions) {
     this.profile = typeof o.profile === 'string' ? getProfile(o.profile) : o.profile;
-    this.description = `sim:${this.profile.name}`;
+    this.description = `${o.label ?? 'sim'}:${this.profile.name}`;
     this.seed = o.seed ?? 0;
     const cpus = o.cpus ?? 1;
     if (!Number.isSafeInteger(cpus) || cpus < 1) throw new PtError('bad_config', `cpus must be a positive integer, got ${cpus}`);
     this.units = Array.from({ length: cpus }, () => new MsrFile(this.profile));
-    this.phys = new SparsePhysMemory(o.memory);
+    this.ownsPhys = o.phys === undefined;
+    this.phys = o.phys ?? new SparsePhysMemory(o.memory);
     this.outputs = this.units.map((u) => new OutputUnit(u, this.phys, o.topa));
     this.traces = this.units.map((u, i) => new CpuTrace(u, this.outputs[i]!, o.trace));
     this.running = this.units.map(() => undefined);
@@ -62,6 +87,11 @@ export class SimTarget implements Target {
   /** A fresh model CPU in its reset state. */
   static async create(o: SimTargetOptions, opts?: CallOpts): Promise<SimTarget> {
     throwIfAborted(opts?.signal);
+    return new SimTarget(o);
+  }
+
+  /** `create` without the promise (for owners that build the model synchronously: harness/qemu/pt-model). */
+  static createNow(o: SimTargetOptions): SimTarget {
     return new SimTarget(o);
   }
 
@@ -79,7 +109,13 @@ export class SimTarget implements Target {
   }
 
   async cpuid(leaf: number, subleaf: number, cpu = 0, opts?: CallOpts): Promise<CpuidRegs> {
-    const u = this.enter(cpu, opts);
+    this.enter(cpu, opts);
+    return this.cpuidNow(leaf, subleaf, cpu);
+  }
+
+  /** CPUID: the profile's leaves, the APIC ID of `cpu`, the live XSAVES area size. */
+  cpuidNow(leaf: number, subleaf: number, cpu = 0): CpuidRegs {
+    const u = this.unit(cpu);
     const r = cpuidOf(this.profile, leaf, subleaf);
     if ((leaf >>> 0) === 1) return { ...r, ebx: ((cpu & 0xff) << 24) >>> 0 }; // EBX[31:24] initial APIC ID
     if ((leaf >>> 0) === 0xd && subleaf === 1) return { ...r, ebx: xsavesAreaSize(u) }; // live: XCR0 | IA32_XSS
@@ -87,43 +123,78 @@ export class SimTarget implements Target {
   }
 
   async rdmsr(cpu: number, msr: number, opts?: CallOpts): Promise<bigint> {
-    const r = this.enter(cpu, opts).read(msr);
+    this.enter(cpu, opts);
+    return this.rdmsrNow(cpu, msr);
+  }
+
+  /** RDMSR; throws GeneralProtectionError with the model's rule. */
+  rdmsrNow(cpu: number, msr: number): bigint {
+    const r = this.unit(cpu).read(msr);
     if (!r.ok) throw new GeneralProtectionError(r.fault);
     return r.value;
   }
 
   async wrmsr(cpu: number, msr: number, value: bigint, opts?: CallOpts): Promise<void> {
-    const f = this.enter(cpu, opts).write(msr, value);
+    this.enter(cpu, opts);
+    this.wrmsrNow(cpu, msr, value);
+  }
+
+  /** WRMSR; throws GeneralProtectionError, and a faulting write changes nothing. */
+  wrmsrNow(cpu: number, msr: number, value: bigint): void {
+    const f = this.unit(cpu).write(msr, value);
     if (f) throw new GeneralProtectionError(f);
   }
 
   async msrBatch(cpu: number, ops: readonly MsrOp[], opts?: CallOpts): Promise<MsrResult[]> {
-    const u = this.enter(cpu, opts);
+    this.enter(cpu, opts);
     const out: MsrResult[] = [];
     for (const o of ops) {
-      if (o.op === 'rdmsr') {
-        const r = u.read(o.msr);
-        out.push(r.ok ? { ok: true, op: 'rdmsr', msr: o.msr, value: r.value } : { ok: false, op: 'rdmsr', msr: o.msr, fault: r.fault });
-        if (!r.ok) break;
-      } else {
-        const f = u.write(o.msr, o.value);
-        out.push(f ? { ok: false, op: 'wrmsr', msr: o.msr, fault: f } : { ok: true, op: 'wrmsr', msr: o.msr, value: o.value });
-        if (f) break;
-      }
+      const r = this.opNow(cpu, o);
+      out.push(r);
+      if (!r.ok) break;
     }
     return out;
   }
 
+  /** One op of a batch as a result (a #GP is data, driver/target.ts). */
+  opNow(cpu: number, o: MsrOp): MsrResult {
+    const u = this.unit(cpu);
+    if (o.op === 'rdmsr') {
+      const r = u.read(o.msr);
+      return r.ok ? { ok: true, op: 'rdmsr', msr: o.msr, value: r.value } : { ok: false, op: 'rdmsr', msr: o.msr, fault: r.fault };
+    }
+    const f = u.write(o.msr, o.value);
+    return f ? { ok: false, op: 'wrmsr', msr: o.msr, fault: f } : { ok: true, op: 'wrmsr', msr: o.msr, value: o.value };
+  }
+
   async pmiEnable(cpu: number, opts?: CallOpts): Promise<void> {
-    this.enter(cpu, opts).unmaskPmi();
+    this.enter(cpu, opts);
+    this.pmiEnableNow(cpu);
+  }
+
+  /** Unmasks the LVT performance-monitor entry of `cpu` (spec/msrs.md §11.1). */
+  pmiEnableNow(cpu: number): void {
+    this.unit(cpu).unmaskPmi();
   }
 
   async xsaves(cpu: number, rfbm: bigint, opts?: CallOpts): Promise<Uint8Array> {
-    return xsaves(this.enter(cpu, opts), rfbm);
+    this.enter(cpu, opts);
+    return this.xsavesNow(cpu, rfbm);
+  }
+
+  /** XSAVES of the PT state (spec/xsave.md §2); UnsupportedError where the profile lacks IA32_XSS[8]. */
+  xsavesNow(cpu: number, rfbm: bigint): Uint8Array {
+    return xsaves(this.unit(cpu), rfbm);
   }
 
   async xrstors(cpu: number, area: Uint8Array, rfbm: bigint, opts?: CallOpts): Promise<void> {
-    const f = xrstors(this.enter(cpu, opts), area, rfbm);
+    this.enter(cpu, opts);
+    this.xrstorsNow(cpu, area, rfbm);
+  }
+
+  /** XRSTORS (spec/xsave.md §3); throws GeneralProtectionError on #GP. */
+  xrstorsNow(cpu: number, area: Uint8Array, rfbm: bigint): void {
+    const f = xrstors(this.unit(cpu), area, rfbm);
     if (f) throw new GeneralProtectionError(f);
   }
 
@@ -133,16 +204,21 @@ export class SimTarget implements Target {
    */
   start(workload: Workload, cpu: number, opts?: StartOpts): Execution {
     this.enter(cpu, opts);
-    if (this.running[cpu]) throw new PtError('bad_state', `sim: CPU ${cpu} is already running a workload`);
+    if (this.running[cpu]) throw new PtError('bad_state', `${this.description}: CPU ${cpu} is already running a workload`);
     const model = workload.model;
     const engine = model instanceof WorkloadModel
       ? new Engine(model, this.traces[cpu]!, { ...(opts?.sliceBranches !== undefined ? { sliceBranches: opts.sliceBranches } : {}), ...(this.cr3 !== undefined ? { cr3: this.cr3 } : {}) })
-      : new PtError('bad_config', `sim: workload ${workload.name} has no WorkloadModel; the model can only run generated workloads`);
+      : new PtError('bad_config', `${this.description}: workload ${workload.name} has no WorkloadModel; the model can only run generated workloads`);
     const ex = new SimExecution(cpu, this.traces[cpu]!, engine, opts?.signal, () => {
       if (this.running[cpu] === ex) this.running[cpu] = undefined;
     });
     this.running[cpu] = ex;
     return ex;
+  }
+
+  /** True while a workload runs on any CPU. */
+  get busy(): boolean {
+    return this.running.some((ex) => ex !== undefined);
   }
 
   /** truth.jsonl lines of `cpu` since the target was created (empty unless `trace.truth` is set). */
@@ -169,11 +245,16 @@ export class SimTarget implements Target {
     return this.traces[cpu]!;
   }
 
+  /** Stops every running execution (the CPUs stay in the handler). */
+  async stopAll(): Promise<void> {
+    for (const ex of this.running) await ex?.[Symbol.asyncDispose]();
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    for (const ex of this.running) await ex?.[Symbol.asyncDispose]();
-    this.phys.close();
+    await this.stopAll();
+    if (this.ownsPhys) this.phys.close();
   }
 
   /** Lifecycle, signal and CPU-number checks shared by every call. */

@@ -60,7 +60,7 @@ describe('ptlab run', () => {
   test.for([
     ['an unknown scenario', ['no-such-scenario'], /unknown scenario 'no-such-scenario'/],
     ['an unknown target', ['topa-grow', '--target', 'vmware'], /unknown target 'vmware'/],
-    ['a target that cannot run scenarios yet', ['topa-grow', '--target', 'qemu'], /target 'qemu' cannot run scenarios yet/],
+    ['a qemu option on the sim target', ['topa-grow', '--pt', 'model'], /--pt does not apply to --target sim/],
     ['an unknown profile', ['topa-grow', '--cpu', 'pentium'], /unknown CPU profile 'pentium'/],
     ['a scenario on a profile it does not apply to', ['single-range-wrap', '--cpu', 'broadwell'], /does not run on --cpu broadwell: .*single-range/],
     ['a bad seed', ['topa-grow', '--seed', 'x'], /--seed must be an integer/],

@@ -1,31 +1,61 @@
-// `ptlab run SCENARIO…|--all [--target sim] [--cpu PROFILE|all] [--seed N]
-// [--out DIR] [--knob NAME]…`: one run directory per scenario and profile
-// under --out (DIR/<scenario>/<profile>/, DESIGN.md "The run directory"), a
+// `ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE|all] [--seed N] [--out DIR]
+// [--knob NAME]…`, with `--pt model|hardware --accel auto|tcg|kvm` for qemu and `--host H
+// [--port P] [--user U] [--key FILE] [--known-host FILE]` for ssh: one run directory per scenario
+// and profile under --out (DIR/<scenario>/<profile>/, DESIGN.md "The run directory"), a
 // progress line as each run finishes, a summary table, and DIR/junit.xml.
-// Without --cpu every sim profile runs (a scenario that does not apply to a
-// profile records a "skip" with its reason). Exit 0 when nothing failed, 1
-// when a verdict is "fail", 2 for bad input (then nothing is written).
+//
+// Targets: `sim` (default) builds a fresh model per run. `qemu` boots ONE guest for the suite:
+// `--pt model` makes the reference model its PT unit (reset per run; --cpu profiles as on the
+// sim, truth.jsonl and written/dropped from the model); `--pt hardware` (the default) drives the
+// guest CPU's PT and refuses, before any scenario, a guest without it (always under TCG). `ssh`
+// drives a lab machine's PT. On real PT the profile is the CPU's own ("probed"), so --cpu is
+// refused there. Model knobs are sim only: they rewire a SimTarget per run (knobs.ts), and the
+// qemu+model target is shown equal to the sim byte for byte (test/runner/qemu-agreement.test.ts),
+// so its negative controls are the sim's. Ctrl-C stops after the current run and always stops
+// the VM.
+//
+// Without --cpu every model profile runs (a scenario that does not apply to a profile records a
+// "skip" with its reason). Exit 0 when nothing failed, 1 when a verdict is "fail", 2 for bad input
+// (then nothing is written), 3 when the target is unavailable or refuses (no QEMU, no image, no
+// PT, SSH failed), 130 when interrupted.
+import process from 'node:process';
 import { PtError } from '../../../driver/errors.js';
-import { checkProfile, checkTarget } from '../../runner/targets.js';
+import type { AccelRequest } from '../../qemu/accel.js';
+import type { PtMode } from '../../qemu/qemu-target.js';
+import { TargetUnavailableError } from '../../runner/suite-target.js';
+import { checkProfile, checkTarget, type TargetReach } from '../../runner/targets.js';
 import { runSuite, type SuitePlan } from '../../runner/suite.js';
 import { knob, type KnobName } from '../../sim/knobs/knobs.js';
 import { capsOf, getProfile, PROFILE_NAMES, type ProfileName } from '../../sim/profiles.js';
 import { findScenario, SCENARIOS } from '../../scenarios/index.js';
-import type { Scenario } from '../../scenarios/scenario.js';
+import type { Scenario, TargetKind } from '../../scenarios/scenario.js';
 import { progressLine, summaryTable } from '../../report/summary.js';
 import type { CliIo } from '../main.js';
 
-const USAGE = 'usage: ptlab run SCENARIO…|--all [--target sim] [--cpu PROFILE|all] [--seed N] [--out DIR] [--knob NAME]…';
+const USAGE = [
+  'usage: ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE|all] [--seed N] [--out DIR] [--knob NAME]…',
+  '         qemu: [--pt hardware|model] [--accel auto|tcg|kvm]',
+  '         ssh:  --host H [--port P] [--user U] [--key FILE] [--known-host FILE]',
+].join('\n');
+
+/** Exit status when the target cannot be used (launch/connect failed, no PT). */
+export const EXIT_TARGET_UNAVAILABLE = 3;
+/** Exit status after Ctrl-C (128 + SIGINT). */
+export const EXIT_INTERRUPTED = 130;
 
 /** `./runs/<timestamp>` (UTC, file-name safe). */
 export function defaultOut(now = new Date()): string {
   return `runs/${now.toISOString().replace(/[:.]/g, '-')}`;
 }
 
+/** Options that belong to one target kind only. */
+const QEMU_OPTS = ['--pt', '--accel'], SSH_OPTS = ['--host', '--port', '--user', '--key', '--known-host'];
+
 /** Parses and validates the command line into a plan; throws PtError('bad_config') with a clear message. */
 export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
   const names: string[] = [];
   const knobs: KnobName[] = [];
+  const given = new Map<string, string>();
   let all = false, target = 'sim', cpu: string | undefined, seed = 1, out: string | undefined;
   const value = (i: number, opt: string): string => {
     const v = argv[i];
@@ -47,6 +77,7 @@ export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
         break;
       }
       default:
+        if ([...QEMU_OPTS, ...SSH_OPTS].includes(a)) { given.set(a, value(++i, a)); break; }
         if (a.startsWith('-')) throw new PtError('bad_config', `unknown option '${a}'`);
         names.push(a);
     }
@@ -54,6 +85,14 @@ export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
   if (all && names.length) throw new PtError('bad_config', 'give scenario names or --all, not both');
   if (!all && !names.length) throw new PtError('bad_config', 'no scenario given (name one or more, or --all; see ptlab list)');
   const kind = checkTarget(target);
+  const reach = reachOf(kind, given);
+  if (knobs.length && kind !== 'sim') {
+    throw new PtError('bad_config', `--knob is a negative control of the sim target only (the qemu model equals the sim byte for byte); run it with --target sim`);
+  }
+  const modelCpu = kind === 'sim' || (reach?.kind === 'qemu' && reach.pt === 'model');
+  if (!modelCpu && cpu !== undefined) {
+    throw new PtError('bad_config', `--cpu chooses a model profile; --target ${kind}${kind === 'qemu' ? ' --pt hardware' : ''} runs on the CPU's own PT (use --pt model for model profiles)`);
+  }
   const scenarios: Scenario[] = all ? [...SCENARIOS] : names.map(findScenario);
   const profiles: ProfileName[] = cpu === undefined || cpu === 'all' ? [...PROFILE_NAMES] : [checkProfile(cpu)];
   // A named scenario on one named profile that it cannot run on is a usage error, not a silent skip.
@@ -64,7 +103,32 @@ export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
       if (why !== undefined) throw new PtError('bad_config', `scenario ${s.name} does not run on --cpu ${p.name}: ${why}`);
     }
   }
-  return { scenarios, target: kind, profiles, seed, out: out ?? defaultOut(now), knobs };
+  return { scenarios, target: kind, profiles, seed, out: out ?? defaultOut(now), knobs, ...(reach ? { reach } : {}) };
+}
+
+/** The qemu/ssh connection options of `kind` from `given`; options of another target are refused. */
+function reachOf(kind: TargetKind, given: ReadonlyMap<string, string>): TargetReach | undefined {
+  const foreign = [...given.keys()].filter((o) => !(kind === 'qemu' ? QEMU_OPTS : kind === 'ssh' ? SSH_OPTS : []).includes(o));
+  if (foreign.length) throw new PtError('bad_config', `${foreign.join(', ')} ${foreign.length > 1 ? 'do' : 'does'} not apply to --target ${kind}`);
+  if (kind === 'qemu') {
+    const pt = given.get('--pt') ?? 'hardware', accel = given.get('--accel') ?? 'auto';
+    if (pt !== 'hardware' && pt !== 'model') throw new PtError('bad_config', `--pt must be hardware or model, got '${pt}'`);
+    if (accel !== 'auto' && accel !== 'tcg' && accel !== 'kvm') throw new PtError('bad_config', `--accel must be auto, tcg or kvm, got '${accel}'`);
+    return { kind: 'qemu', pt: pt as PtMode, accel: accel as AccelRequest };
+  }
+  if (kind === 'ssh') {
+    const host = given.get('--host');
+    if (host === undefined) throw new PtError('bad_config', '--target ssh needs --host H');
+    const portText = given.get('--port');
+    const port = portText === undefined ? undefined : Number(portText);
+    if (port !== undefined && (!/^\d+$/.test(portText!) || port < 1 || port > 65535)) throw new PtError('bad_config', `--port must be 1..65535, got '${portText}'`);
+    const user = given.get('--user'), key = given.get('--key'), knownHost = given.get('--known-host');
+    return {
+      kind: 'ssh', host, ...(port === undefined ? {} : { port }), ...(user === undefined ? {} : { user }),
+      ...(key === undefined ? {} : { key }), ...(knownHost === undefined ? {} : { knownHost }),
+    };
+  }
+  return undefined;
 }
 
 /** `ptlab run`. */
@@ -77,15 +141,44 @@ export async function runCommand(argv: string[], io: CliIo): Promise<number> {
     io.err(`ptlab run: ${e.message}\n${USAGE}`);
     return 2;
   }
-  const n = plan.scenarios.length * plan.profiles.length;
-  io.out(`ptlab run: ${plan.scenarios.length} scenario(s) × ${plan.profiles.length} profile(s) = ${n} runs on ${plan.target}, seed ${plan.seed}${plan.knobs?.length ? `, knobs ${plan.knobs.join(',')}` : ''} → ${plan.out}`);
+  const where = plan.reach?.kind === 'qemu' ? `qemu (--pt ${plan.reach.pt}, --accel ${plan.reach.accel})` : plan.reach?.kind === 'ssh' ? `ssh:${plan.reach.host}` : plan.target;
+  const profiles = plan.reach && !(plan.reach.kind === 'qemu' && plan.reach.pt === 'model') ? 'the CPU\'s own profile' : `${plan.profiles.length} profile(s)`;
+  io.out(`ptlab run: ${plan.scenarios.length} scenario(s) × ${profiles} on ${where}, seed ${plan.seed}${plan.knobs?.length ? `, knobs ${plan.knobs.join(',')}` : ''} → ${plan.out}`);
+  // Ctrl-C: stop after the current run; the suite disposes the target (stops the VM) on its way out.
+  // A second Ctrl-C exits at once (execa's exit hook still kills QEMU). The listener stays on for the
+  // whole suite: with no listener of ours, execa's signal-exit hook would re-raise SIGINT and kill
+  // the process before the VM is disposed.
+  const stop = new AbortController();
+  const onSigint = (): void => {
+    if (stop.signal.aborted) {
+      io.err('ptlab run: interrupted again; exiting now');
+      process.exit(EXIT_INTERRUPTED);
+    }
+    io.err('ptlab run: interrupted; stopping after the current run (Ctrl-C again to exit at once)');
+    stop.abort(new Error('SIGINT'));
+  };
+  process.on('SIGINT', onSigint);
   let results;
   try {
-    results = await runSuite(plan, (r, i, total, ms) => io.out(progressLine(r, i, total, ms)));
+    results = await runSuite(plan, {
+      progress: (r, i, total, ms) => io.out(progressLine(r, i, total, ms)),
+      opened: (t) => { if (t.kind !== 'sim') io.out(`ptlab run: ${t.description} is ready`); },
+      signal: stop.signal,
+    });
   } catch (e) {
+    if (e instanceof TargetUnavailableError) {
+      io.err(`ptlab run: cannot use the target: ${e.message}${e.hint ? `\nptlab run: ${e.hint}` : ''}`);
+      return EXIT_TARGET_UNAVAILABLE;
+    }
+    if (e instanceof PtError && e.code === 'aborted' && stop.signal.aborted) {
+      io.err(`ptlab run: ${e.message}; run directories so far and junit.xml are in ${plan.out}`);
+      return EXIT_INTERRUPTED;
+    }
     if (!(e instanceof PtError) || e.code !== 'bad_config') throw e;
     io.err(`ptlab run: ${e.message}`);
     return 2;
+  } finally {
+    process.removeListener('SIGINT', onSigint);
   }
   io.out(`\n${summaryTable(results)}run directories: ${plan.out}/<scenario>/<profile>/, junit: ${plan.out}/junit.xml`);
   return results.some((r) => r.verdict === 'fail') ? 1 : 0;

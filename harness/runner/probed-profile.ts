@@ -1,0 +1,50 @@
+// A real CPU's "profile" for scenario applicability (`--target qemu --pt hardware`, `--target
+// ssh`): the raw CPUID leaves PT enumeration needs (spec/cpuid.md §1–§5), read once from the
+// target, in the CpuProfile shape the scenarios' skip rules read. Quirks are the model's
+// (errata by ID), so a real CPU has none here: what it does is what it does.
+import { IA32_RTIT_CTL, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
+import type { CpuidRegs } from '../../driver/hw/cpuid.js';
+import type { Target } from '../../driver/target.js';
+import { cpuidKey, type CpuProfile, type Quirk } from '../sim/profiles.js';
+
+/** The run-directory name of a probed CPU (out/<scenario>/probed/). */
+export const PROBED_PROFILE = 'probed';
+
+/**
+ * (leaf, subleaf) pairs read: vendor and max leaf, signature, the PT bit (07H:EBX[25]), PerfMon
+ * (0AH), XSAVE (0DH.0/1/8), PT (14H.0/1) and address widths (80000008H).
+ */
+const LEAVES: readonly (readonly [number, number])[] = [
+  [0, 0], [1, 0], [7, 0], [0xa, 0], [0xd, 0], [0xd, 1], [0xd, 8], [0x14, 0], [0x14, 1], [0x8000_0000, 0], [0x8000_0008, 0],
+];
+
+/** DisplayFamily / DisplayModel of CPUID.1:EAX (SDM Vol. 2A CPUID, "Version Information"). */
+export function displayFamilyModel(eax: number): { family: number; model: number } {
+  const family = (eax >>> 8) & 0xf, model = (eax >>> 4) & 0xf;
+  const extFamily = (eax >>> 20) & 0xff, extModel = (eax >>> 16) & 0xf;
+  return {
+    family: family === 0xf ? family + extFamily : family,
+    model: family === 0x6 || family === 0xf ? (extModel << 4) + model : model,
+  };
+}
+
+/** The CPUID of `target`'s CPU 0 as a CpuProfile named PROBED_PROFILE. */
+export async function probedProfile(target: Target, opts: { signal?: AbortSignal } = {}): Promise<CpuProfile> {
+  const leaves = new Map<string, CpuidRegs>();
+  for (const [leaf, sub] of LEAVES) leaves.set(cpuidKey(leaf, sub), await target.cpuid(leaf, sub, 0, opts));
+  const { family, model } = displayFamilyModel(leaves.get(cpuidKey(1, 0))!.eax >>> 0);
+  return Object.freeze({
+    name: PROBED_PROFILE, description: `CPUID of ${target.description}`, synthetic: false, family, model,
+    leaves, quirks: new Set<Quirk>(), ptInVmx: false,
+  });
+}
+
+/**
+ * Puts a real PT unit back in a state a run can start from, as far as software can: TraceEn=0,
+ * then STATUS=0 (clears Stopped/Error, spec/msrs.md §4). Best effort, outside the transcript; a
+ * CPU without PT faults here, which the run itself then reports.
+ */
+export async function scrubPt(target: Target, opts: { signal?: AbortSignal } = {}): Promise<void> {
+  const ops = [{ op: 'wrmsr', msr: IA32_RTIT_CTL.address, value: 0n }, { op: 'wrmsr', msr: IA32_RTIT_STATUS.address, value: 0n }] as const;
+  await target.msrBatch(0, ops, opts).catch(() => undefined);
+}
