@@ -12,6 +12,7 @@ import { qemuArgv, qemuPaths, type QemuConfig, type QemuPaths } from './config.j
 import { sleep, within, type TimedOpts } from './deadline.js';
 import { StateError, TargetError, type TargetEvidence, type TargetPhase } from './errors.js';
 import { GuestRam } from './guest-ram.js';
+import { guestRamPath, reapStaleGuestRam } from './stale-ram.js';
 import { QEMU_BINARY } from './images.js';
 import { QgaClient } from './qga.js';
 import { QmpClient } from './qmp.js';
@@ -95,7 +96,8 @@ export class QemuVm implements AsyncDisposable {
     throwIfAborted(opts.signal);
     const runDir = await mkdtemp(join(tmpdir(), 'ptlab-qemu-'));
     const consoleLog = opts.consoleLog ?? (await defaultConsoleLog());
-    const paths = qemuPaths(runDir, `/dev/shm/ptlab-${randomBytes(8).toString('hex')}`, consoleLog);
+    await reapStaleGuestRam();
+    const paths = qemuPaths(runDir, guestRamPath(), consoleLog);
     const argv = qemuArgv(config, paths);
     const binary = config.qemuBinary ?? QEMU_BINARY;
     const stderrBuf = { text: '' };
