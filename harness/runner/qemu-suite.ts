@@ -9,10 +9,10 @@ import { chooseAccel, probeHostAccel } from '../qemu/accel.js';
 import type { QemuConfig } from '../qemu/config.js';
 import { findGuestImage, findOnPath, QEMU_BINARY } from '../qemu/images.js';
 import { QemuTarget } from '../qemu/qemu-target.js';
-import { probedProfile, scrubPt } from './probed-profile.js';
+import { freeLeftovers, HelperPtSuite } from './helper-suite.js';
+import { probedProfile } from './probed-profile.js';
 import { TargetUnavailableError, throwIfInterrupted, type RunCpu, type RunNeeds, type SuiteTarget } from './suite-target.js';
 import { modelTrace, SIM_DEFAULTS, type QemuReach } from './targets.js';
-import type { CpuProfile } from '../sim/profiles.js';
 
 /** Guest RAM of the suite's VM: room for every scenario's buffers (the module hands out ≤ 4 MiB blocks). */
 const GUEST_MEMORY_MIB = 256;
@@ -40,19 +40,13 @@ export async function openQemuSuite(reach: QemuReach, signal?: AbortSignal): Pro
     throw new TargetUnavailableError('qemu', `${where}: ${(e as Error).message}`, reach.pt === 'hardware' ? MODEL_HINT : undefined, { cause: e });
   }
   try {
-    return reach.pt === 'model' ? new QemuModelSuite(t, `qemu:${choice.accel}+model`) : new QemuHardwareSuite(t, await probedProfile(t, signal ? { signal } : {}));
+    return reach.pt === 'model' ? new QemuModelSuite(t, `qemu:${choice.accel}+model`) : new HelperPtSuite('qemu', t, await probedProfile(t, signal ? { signal } : {}));
   } catch (e) {
     await t.dispose();
     throw e;
   }
 }
 
-/** Frees the module buffers a run left behind (a run that failed before its release). */
-async function freeLeftovers(t: QemuTarget, before: ReadonlySet<bigint>): Promise<void> {
-  for (const b of t.moduleBuffers()) {
-    if (!before.has(b.base)) await t.phys.free({ base: b.base, size: b.blockSize }).catch(() => undefined);
-  }
-}
 
 /** `--pt model`: the model, reset per run, over the one guest. */
 class QemuModelSuite implements SuiteTarget {
@@ -84,25 +78,3 @@ class QemuModelSuite implements SuiteTarget {
   }
 }
 
-/** `--pt hardware`: the guest CPU's own PT. */
-class QemuHardwareSuite implements SuiteTarget {
-  readonly kind = 'qemu';
-  readonly rules = 'qemu';
-
-  constructor(private readonly t: QemuTarget, readonly probed: CpuProfile) {}
-
-  get description(): string {
-    return this.t.description;
-  }
-
-  async prepare(): Promise<RunCpu> {
-    const t = this.t;
-    await scrubPt(t);
-    const before = new Set(t.moduleBuffers().map((b) => b.base));
-    return { target: t, model: undefined, description: t.description, release: () => freeLeftovers(t, before) };
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.t.dispose();
-  }
-}

@@ -6,10 +6,10 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { PtError, UnsupportedError } from '../../driver/errors.js';
-import type { CpuProfile } from '../sim/profiles.js';
 import { SshTarget } from '../ssh/ssh-target.js';
-import { probedProfile, scrubPt } from './probed-profile.js';
-import { TargetUnavailableError, throwIfInterrupted, type RunCpu, type SuiteTarget } from './suite-target.js';
+import { HelperPtSuite } from './helper-suite.js';
+import { probedProfile } from './probed-profile.js';
+import { TargetUnavailableError, throwIfInterrupted, type SuiteTarget } from './suite-target.js';
 import type { SshReach } from './targets.js';
 
 /** Bound of connect + helper start. */
@@ -60,37 +60,10 @@ export async function openSshSuite(reach: SshReach, signal?: AbortSignal): Promi
     throw new TargetUnavailableError(where, `${where}: ${(e as Error).message}`, hint, { cause: e });
   }
   try {
-    return new SshSuite(t, await probedProfile(t, signal ? { signal } : {}));
+    return new HelperPtSuite('ssh', t, await probedProfile(t, signal ? { signal } : {}));
   } catch (e) {
     await t.dispose();
     throw e;
   }
 }
 
-/** The lab machine's PT, one connection for the suite. */
-class SshSuite implements SuiteTarget {
-  readonly kind = 'ssh';
-  readonly rules = 'ssh';
-
-  constructor(private readonly t: SshTarget, readonly probed: CpuProfile) {}
-
-  get description(): string {
-    return this.t.description;
-  }
-
-  async prepare(): Promise<RunCpu> {
-    const t = this.t;
-    await scrubPt(t);
-    const before = new Set(t.moduleBuffers().map((b) => b.base));
-    return {
-      target: t, model: undefined, description: t.description,
-      release: async () => {
-        for (const b of t.moduleBuffers()) if (!before.has(b.base)) await t.phys.free({ base: b.base, size: b.blockSize }).catch(() => undefined);
-      },
-    };
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.t.dispose();
-  }
-}
