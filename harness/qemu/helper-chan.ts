@@ -6,7 +6,7 @@ import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import { GeneralProtectionError } from '../../driver/errors.js';
 import { sleep, withDeadline, type TimedOpts } from './deadline.js';
 import { HelperError, StateError, TargetError } from './errors.js';
-import { abortError, AsyncQueue } from './queue.js';
+import { AsyncQueue, awaitReply, type PendingReply } from './queue.js';
 import { connectUnix, isNotListening } from './socket.js';
 
 /** Connection states (STYLE §6). */
@@ -43,11 +43,7 @@ export const HELPER_MAX_BATCH = 256;
 /** The most bytes one `bufread` returns (guest/helper/kverbs.c BUFREAD_MAX). */
 export const HELPER_MAX_BUFREAD = 256 * 1024;
 
-interface Pending {
-  readonly sent: string;
-  resolve(fields: string[]): void;
-  reject(e: Error): void;
-}
+type Pending = PendingReply<string[], string>;
 
 /** A client of the guest helper on the host end of its port. */
 export class HelperChannel implements AsyncDisposable {
@@ -295,23 +291,7 @@ export class HelperChannel implements AsyncDisposable {
     if (sock === undefined || sock.destroyed) return Promise.reject(new TargetError('helper-command', 'closed', 'guest helper socket is closed'));
     const id = `h${this.nextId++}`;
     const line = [verb, ...args].join(' ');
-    return new Promise((resolve, reject) => {
-      const onAbort = (): void => {
-        this.pending.delete(id); // a late reply carries this id and is dropped
-        reject(abortError(signal));
-      };
-      if (signal.aborted) {
-        onAbort();
-        return;
-      }
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.pending.set(id, {
-        sent: line,
-        resolve: (v) => { signal.removeEventListener('abort', onAbort); resolve(v); },
-        reject: (e) => { signal.removeEventListener('abort', onAbort); reject(e); },
-      });
-      sock.write(`${id} ${line}\n`);
-    });
+    return awaitReply(this.pending, id, line, signal, () => sock.write(`${id} ${line}\n`));
   }
 
   private onData(chunk: string): void {

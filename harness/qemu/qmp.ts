@@ -4,7 +4,7 @@
 import type { Socket } from 'node:net';
 import { withDeadline, type TimedOpts } from './deadline.js';
 import { QmpError, StateError, TargetError } from './errors.js';
-import { abortError, AsyncQueue } from './queue.js';
+import { abortError, AsyncQueue, awaitReply, type PendingReply } from './queue.js';
 import { connectUnix } from './socket.js';
 
 /** Connection states (STYLE §6). */
@@ -26,11 +26,7 @@ export interface QmpGreeting {
 /** Default per-command timeout. */
 export const QMP_COMMAND_TIMEOUT_MS = 10_000;
 
-interface Pending {
-  readonly sent: unknown;
-  resolve(value: unknown): void;
-  reject(e: Error): void;
-}
+type Pending = PendingReply<unknown, unknown>;
 
 /** The events of one consumer; unsubscribes on dispose. */
 export class QmpSubscription extends AsyncQueue<QmpEvent> implements Disposable {
@@ -172,24 +168,7 @@ export class QmpClient implements AsyncDisposable {
     }
     const id = `ptlab-${this.nextId++}`;
     const msg = args === undefined ? { execute: command, id } : { execute: command, arguments: args, id };
-    return new Promise((resolve, reject) => {
-      const onAbort = (): void => {
-        // A late reply carries this id and is dropped.
-        this.pending.delete(id);
-        reject(abortError(signal));
-      };
-      if (signal.aborted) {
-        onAbort();
-        return;
-      }
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.pending.set(id, {
-        sent: msg,
-        resolve: (v) => { signal.removeEventListener('abort', onAbort); resolve(v); },
-        reject: (e) => { signal.removeEventListener('abort', onAbort); reject(e); },
-      });
-      sock.write(`${JSON.stringify(msg)}\n`);
-    });
+    return awaitReply(this.pending, id, msg as unknown, signal, () => sock.write(`${JSON.stringify(msg)}\n`));
   }
 
   private onData(chunk: string): void {

@@ -75,3 +75,36 @@ export function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   return reason instanceof Error ? reason : new PtError('aborted', `aborted: ${String(reason)}`, { cause: reason });
 }
+
+/** A request waiting for its reply, keyed by id in a client's table. */
+export interface PendingReply<T, S> {
+  readonly sent: S;
+  resolve(value: T): void;
+  reject(e: Error): void;
+}
+
+/**
+ * Registers request `id` in `pending`, sends it, and settles when the client resolves or rejects
+ * its entry — or rejects at once when `signal` aborts (a late reply carries the id and is dropped).
+ */
+export function awaitReply<T, S>(
+  pending: Map<string, PendingReply<T, S>>, id: string, sent: S, signal: AbortSignal, send: () => void,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      pending.delete(id);
+      reject(abortError(signal));
+    };
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    pending.set(id, {
+      sent,
+      resolve: (v) => { signal.removeEventListener('abort', onAbort); resolve(v); },
+      reject: (e) => { signal.removeEventListener('abort', onAbort); reject(e); },
+    });
+    send();
+  });
+}
