@@ -37,10 +37,10 @@ export class TargetIo {
     return out;
   }
 
-  /** Physical read (one round trip). */
-  async read(addr: bigint, length: number): Promise<Uint8Array> {
+  /** Physical read (one round trip); with `into`, the bytes land there (see ReadOpts). */
+  async read(addr: bigint, length: number, into?: Uint8Array): Promise<Uint8Array> {
     this.roundTrips++;
-    return this.target.phys.read(addr, length, this.opts);
+    return this.target.phys.read(addr, length, into === undefined ? this.opts : { ...this.opts, into });
   }
 
   /** Physical write (one round trip). */

@@ -7,6 +7,15 @@ import type { CpuFault } from './errors.js';
 /** Every call that can block takes a signal (STYLE §6). */
 export interface CallOpts { readonly signal?: AbortSignal }
 
+/** Options of `PhysMemory.read`. */
+export interface ReadOpts extends CallOpts {
+  /**
+   * Where to put the bytes: its first `length` bytes are overwritten and returned as a view (no
+   * allocation; collection reads straight into its stream). Must hold at least `length` bytes.
+   */
+  readonly into?: Uint8Array;
+}
+
 export type MsrOp =
   | { readonly op: 'rdmsr'; readonly msr: number }
   | { readonly op: 'wrmsr'; readonly msr: number; readonly value: bigint };
@@ -30,7 +39,7 @@ export interface PhysMemory {
   alloc(size: number, align: number, opts?: CallOpts): Promise<PhysRegion>;
   free(region: PhysRegion, opts?: CallOpts): Promise<void>;
   /** Throws PtError('bad_address') outside memory the target backs. */
-  read(addr: bigint, length: number, opts?: CallOpts): Promise<Uint8Array>;
+  read(addr: bigint, length: number, opts?: ReadOpts): Promise<Uint8Array>;
   write(addr: bigint, data: Uint8Array, opts?: CallOpts): Promise<void>;
 }
 

@@ -4,7 +4,7 @@
 import { CpuFaultError, describeFault } from './errors.js';
 import type { CpuidRegs } from './hw/cpuid.js';
 import {
-  hex, type CallOpts, type Execution, type MsrOp, type MsrResult, type PhysMemory, type PhysRegion, type StartOpts,
+  hex, type CallOpts, type Execution, type MsrOp, type MsrResult, type PhysMemory, type PhysRegion, type ReadOpts, type StartOpts,
   type Target, type TargetEvent, type TranscriptLine, type Workload,
 } from './target.js';
 
@@ -117,7 +117,7 @@ export class RecordingTarget implements Target {
         this.call(-1, 'alloc', { value: `${hex(size)}/${hex(align)}` }, () => p.alloc(size, align, opts), (r) => ({ result: hex(r.base) })),
       free: (region: PhysRegion, opts?: CallOpts): Promise<void> =>
         this.call(-1, 'free', { value: hex(region.base) }, () => p.free(region, opts)),
-      read: (addr: bigint, length: number, opts?: CallOpts) => { this.roundTrips++; return p.read(addr, length, opts); },
+      read: (addr: bigint, length: number, opts?: ReadOpts) => { this.roundTrips++; return p.read(addr, length, opts); },
       write: (addr: bigint, data: Uint8Array, opts?: CallOpts) => { this.roundTrips++; return p.write(addr, data, opts); },
     };
   }

@@ -137,6 +137,27 @@ export function targetContract(name: string, make: MakeTarget): void {
           await t.phys.free(r);
         }
       });
+      test('a read into a caller\'s array fills only its first bytes and returns a view of them; a short array is bad_config', async () => {
+        const r = await t.phys.alloc(8192, 4096);
+        try {
+          const data = Uint8Array.from({ length: 300 }, (_, i) => (i * 13 + 1) & 0xff);
+          await t.phys.write(r.base + 8n, data);
+          const into = new Uint8Array(400).fill(0xee);
+          const got = await t.phys.read(r.base + 8n, 300, { into: into.subarray(50) });
+          expect(got.buffer).toBe(into.buffer);
+          expect(got.byteOffset).toBe(50);
+          expect(got).toEqual(data);
+          expect(into.subarray(0, 50).every((b) => b === 0xee) && into.subarray(350).every((b) => b === 0xee)).toBe(true);
+          // Untouched memory reads zeros into the array too (never the array's old bytes).
+          const zeros = await t.phys.read(r.base + 4096n, 16, { into: new Uint8Array(16).fill(0xee) });
+          expect([...zeros]).toEqual(new Array(16).fill(0));
+          const e = await t.phys.read(r.base, 16, { into: new Uint8Array(15) }).catch((x: unknown) => x);
+          expect(e).toBeInstanceOf(PtError);
+          expect((e as PtError).code).toBe('bad_config');
+        } finally {
+          await t.phys.free(r);
+        }
+      });
       test('an access outside memory throws PtError bad_address', async () => {
         const e = await t.phys.read(k.outOfRangeAddr, 8).catch((x: unknown) => x);
         expect(e).toBeInstanceOf(PtError);

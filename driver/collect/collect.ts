@@ -19,12 +19,13 @@ export interface Collected {
   readonly ledger: LossLedger;
 }
 
-/** Concatenates the chunks, reading from memory those not copied earlier (one read per chunk). */
+/** Concatenates the chunks, reading those not copied earlier from memory straight into the stream (one read per chunk). */
 export async function stitch(io: TargetIo, chunks: ChunkList): Promise<Uint8Array> {
   const out = new Uint8Array(chunks.bytes);
   let at = 0;
   for (const c of chunks.items) {
-    out.set(c.data ?? await io.read(c.addr, c.length), at);
+    if (c.data !== undefined) out.set(c.data, at);
+    else await io.read(c.addr, c.length, out.subarray(at, at + c.length));
     at += c.length;
   }
   return out;

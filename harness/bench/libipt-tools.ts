@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PtError } from '../../driver/errors.js';
+import { repoRoot as sourceRoot } from '../native/c-tool.js';
 
 const run = promisify(execFile);
 
@@ -38,9 +39,10 @@ export class LibiptToolsError extends PtError {
 
 /** The repository root: the nearest ancestor of this file holding package.json (works from dist/ too). */
 export function repoRoot(from: string = dirname(fileURLToPath(import.meta.url))): string {
-  for (let dir = resolve(from); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    if (dirname(dir) === dir) throw new LibiptToolsError('no-sources', `no package.json above ${from}`);
+  try {
+    return sourceRoot(from);
+  } catch (e) {
+    throw new LibiptToolsError('no-sources', (e as Error).message, {}, { cause: e });
   }
 }
 

@@ -5,7 +5,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Workload } from '../../driver/target.js';
-import { buildCTool } from './c-tool.js';
+import { buildCTool } from '../native/c-tool.js';
 import { repoRoot } from './libipt-tools.js';
 
 const run = promisify(execFile);

@@ -5,6 +5,7 @@ import { open, readdir, readFile } from 'node:fs/promises';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import { cpuinfoHasFlag } from './accel.js';
 import { QEMU_BINARY } from './images.js';
+import { loadRamMap } from './ram-map-addon.js';
 
 /** What the host says about itself. */
 export interface HostFacts {
@@ -22,6 +23,8 @@ export interface HostFacts {
   readonly qemuAcceptsPt?: { readonly accepted: boolean; readonly detail: string };
   /** Host CPUID leaf 0x14 sub-leaves 0 and 1 (/dev/cpu/0/cpuid); undefined when unreadable. */
   readonly leaf14?: readonly [CpuidRegs, CpuidRegs];
+  /** Whether the ram-map addon loads (guest RAM mapped), else why not (ram-map-addon.ts). */
+  readonly ramMap?: { readonly mapped: true } | { readonly mapped: false; readonly reason: string };
 }
 
 /** One line of the report. */
@@ -101,6 +104,11 @@ export function diagnose(f: HostFacts): Diagnosis {
     const regs = f.leaf14.map((r, i) => `14H.${i}: ${[r.eax, r.ebx, r.ecx, r.edx].map((v) => `0x${(v >>> 0).toString(16)}`).join(' ')}`).join('; ');
     add(leafOk, 'host leaf 0x14 vs QEMU requirements', leafOk ? `meets them (${regs})` : `${miss.join('; ')} (${regs})`);
   }
+  if (f.ramMap !== undefined) {
+    add(f.ramMap.mapped, 'guest RAM access', f.ramMap.mapped
+      ? 'mmap of the shared RAM file (ram-map addon): collection runs near memcpy speed'
+      : `pread of the shared RAM file, about ten times slower than mmap: ${f.ramMap.reason}`);
+  }
   const realPt = f.qemuVersion !== undefined && f.kvmUsable && vendor === 'GenuineIntel' && ptFlag && kvmIntel && ptModeOk && accepted && leafOk;
   const kvm = realPt ? 'yes' : 'no (see above)';
   const metal = vendor === 'GenuineIntel' && ptFlag ? 'yes (this host, via ssh + guest/ module)' : 'on a PT lab machine';
@@ -136,7 +144,10 @@ export async function gatherHostFacts(): Promise<HostFacts> {
   const kernelRelease = (await readFile('/proc/sys/kernel/osrelease', 'utf8').catch(() => 'unknown')).trim();
   const leaf14 = await readLeaf14();
   const qemuAcceptsPt = qemuVersion !== undefined && kvmUsable ? await tryQemuPt() : undefined;
+  const loaded = await loadRamMap();
+  const ramMap = 'addon' in loaded ? { mapped: true as const } : { mapped: false as const, reason: loaded.unavailable };
   return {
+    ramMap,
     ...(qemuVersion === undefined ? {} : { qemuVersion }),
     kvmUsable, kvmModules, cpuinfo, kernelRelease,
     ...(ptText === undefined ? {} : { ptMode: Number.parseInt(ptText.trim(), 10) }),

@@ -2,12 +2,14 @@
 // guest physical address below q35's low-memory split, and high RAM continues at 4 GiB. QMP
 // `pmemsave` is the fallback (and a cross-check: it reads through the CPU's view, where
 // 0xA0000–0xBFFFF is the VGA window rather than RAM).
-import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { readDestination } from '../../driver/read-into.js';
 import type { TimedOpts } from './deadline.js';
 import { TargetError } from './errors.js';
 import type { QmpClient } from './qmp.js';
+import { openRamFile, type RamAccess, type RamFile, type RamFileOptions } from './ram-file.js';
 
 const GiB = 1n << 30n;
 const FOUR_GIB = 4n * GiB;
@@ -37,43 +39,78 @@ export function physToFileOffset(pa: bigint, len: number, layout: RamLayout): bi
   return undefined;
 }
 
+/** How the host reaches guest RAM: the mapped file, pread on it, or QMP `pmemsave` without one. */
+export type GuestRamAccess = RamAccess | 'pmemsave';
+
 /** Guest RAM as the host sees it. */
 export class GuestRam implements AsyncDisposable {
   private constructor(
-    private readonly fh: FileHandle | undefined,
+    private readonly file: RamFile | undefined,
     readonly layout: RamLayout,
     private readonly qmp: QmpClient,
     private readonly scratchDir: string,
+    /** Why the RAM file is not used (access 'pmemsave'). */
+    private readonly noFileReason: string | undefined,
   ) {}
 
-  /** Opens the shared RAM file; without one (or if it cannot be opened) reads use `pmemsave`. */
-  static async open(memPath: string | undefined, ramBytes: bigint, qmp: QmpClient, scratchDir: string): Promise<GuestRam> {
-    const fh = memPath === undefined ? undefined : await open(memPath, 'r+').catch(() => undefined);
-    return new GuestRam(fh, q35RamLayout(ramBytes), qmp, scratchDir);
+  /**
+   * Opens the shared RAM file (mapped when the ram-map addon loads, else pread: ram-file.ts);
+   * without one, or if it cannot be opened, reads use `pmemsave`.
+   */
+  static async open(memPath: string | undefined, ramBytes: bigint, qmp: QmpClient, scratchDir: string, opts: RamFileOptions = {}): Promise<GuestRam> {
+    const layout = q35RamLayout(ramBytes);
+    if (memPath === undefined) return new GuestRam(undefined, layout, qmp, scratchDir, 'the VM has no memory-backend file');
+    try {
+      const file = await openRamFile(memPath, Number(ramBytes), opts);
+      return new GuestRam(file, layout, qmp, scratchDir, undefined);
+    } catch (e) {
+      if (opts.access === 'mmap' || opts.access === 'pread') throw e;
+      return new GuestRam(undefined, layout, qmp, scratchDir, (e as Error).message);
+    }
   }
 
   /** True when reads and writes go through the shared file. */
   get shared(): boolean {
-    return this.fh !== undefined;
+    return this.file !== undefined;
   }
 
-  /** Reads `len` bytes at guest physical address `pa`. */
-  async read(pa: bigint, len: number, opts: TimedOpts = {}): Promise<Uint8Array> {
+  /** How reads reach guest RAM. */
+  get access(): GuestRamAccess {
+    return this.file?.access ?? 'pmemsave';
+  }
+
+  /** Why the faster paths are not in use: undefined when the file is mapped. */
+  get slowPathReason(): string | undefined {
+    return this.file === undefined ? this.noFileReason : this.file.unmappedReason;
+  }
+
+  /** The shared file itself (the model's output engine writes through it), or undefined. */
+  get ramFile(): RamFile | undefined {
+    return this.file;
+  }
+
+  /** Reads `len` bytes at guest physical address `pa` (into `opts.into` when given: ReadOpts). */
+  async read(pa: bigint, len: number, opts: TimedOpts & { readonly into?: Uint8Array } = {}): Promise<Uint8Array> {
     const off = physToFileOffset(pa, len, this.layout);
-    if (this.fh === undefined || off === undefined) return this.pmemsave(pa, len, opts);
-    const buf = new Uint8Array(len);
-    const { bytesRead } = await this.fh.read(buf, 0, len, Number(off));
-    if (bytesRead !== len) throw new TargetError('memory', 'io', `short read of guest RAM at 0x${pa.toString(16)}: ${bytesRead} of ${len} bytes`);
-    return buf;
+    if (this.file === undefined || off === undefined) {
+      const bytes = await this.pmemsave(pa, len, opts);
+      return opts.into === undefined ? bytes : copyInto(bytes, opts.into);
+    }
+    const out = opts.into === undefined ? uninitialised(len) : readDestination(len, opts.into);
+    this.file.readInto(Number(off), out);
+    return out;
   }
 
   /** Writes `data` at guest physical address `pa` (the guest sees it at once). */
   async write(pa: bigint, data: Uint8Array): Promise<void> {
-    const off = physToFileOffset(pa, data.length, this.layout);
-    if (off === undefined) throw new TargetError('memory', 'io', `0x${pa.toString(16)}+${data.length} is not guest RAM`);
-    if (this.fh === undefined) throw new TargetError('memory', 'io', 'guest RAM is not shared with the host: no memory-backend file');
-    const { bytesWritten } = await this.fh.write(data, 0, data.length, Number(off));
-    if (bytesWritten !== data.length) throw new TargetError('memory', 'io', `short write of guest RAM at 0x${pa.toString(16)}`);
+    const { file, off } = this.locate(pa, data.length);
+    file.write(off, data);
+  }
+
+  /** Faults [pa, pa+len) in now (a new buffer's first collection then costs no page faults). */
+  populate(pa: bigint, len: number): void {
+    const { file, off } = this.locate(pa, len);
+    file.populate(off, len);
   }
 
   /** Reads through QMP `pmemsave` (the CPU's view of physical memory). */
@@ -87,12 +124,32 @@ export class GuestRam implements AsyncDisposable {
     }
   }
 
-  /** Closes the file (the VM owns its removal). */
+  /** Lets go of the file (unmapping it), before the VM removes it. */
   async close(): Promise<void> {
-    await this.fh?.close().catch(() => undefined);
+    this.file?.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+
+  /** The shared file and the offset of [pa, pa+len) in it. */
+  private locate(pa: bigint, len: number): { file: RamFile; off: number } {
+    const off = physToFileOffset(pa, len, this.layout);
+    if (off === undefined) throw new TargetError('memory', 'io', `0x${pa.toString(16)}+${len} is not guest RAM`);
+    if (this.file === undefined) throw new TargetError('memory', 'io', `guest RAM is not shared with the host: ${this.noFileReason ?? 'no memory-backend file'}`);
+    return { file: this.file, off: Number(off) };
+  }
+}
+
+/** `len` bytes that are about to be overwritten whole: no zero fill (Buffer.allocUnsafeSlow), as a plain Uint8Array. */
+function uninitialised(len: number): Uint8Array {
+  const b = Buffer.allocUnsafeSlow(len);
+  return new Uint8Array(b.buffer, b.byteOffset, len);
+}
+
+function copyInto(bytes: Uint8Array, into: Uint8Array): Uint8Array {
+  const out = readDestination(bytes.length, into);
+  out.set(bytes);
+  return out;
 }

@@ -5,7 +5,8 @@
 // RAM is reached (QEMU: the shared memory file) and the lifetime of the connection.
 import { AllocationError, GeneralProtectionError, PtError, UnsupportedError, throwIfAborted } from '../../driver/errors.js';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
-import type { CallOpts, Execution, MsrOp, MsrResult, PhysMemory, PhysRegion, StartOpts, Target, Workload } from '../../driver/target.js';
+import type { CallOpts, Execution, MsrOp, MsrResult, PhysMemory, PhysRegion, ReadOpts, StartOpts, Target, Workload } from '../../driver/target.js';
+import { readDestination } from '../../driver/read-into.js';
 import { HelperError, StateError } from './errors.js';
 import { HELPER_MAX_BATCH, HELPER_MAX_BUFREAD, type HelperChannel } from './helper-chan.js';
 import { HelperExecution } from './helper-execution.js';
@@ -46,7 +47,7 @@ export abstract class HelperTarget implements Target {
   protected constructor(readonly helper: HelperChannel, protected readonly pmiClearsTraceEn = false) {
     this.phys = {
       maxContiguous: MODULE_MAX_CONTIGUOUS,
-      alloc: (size, align, opts) => this.alloc(size, align, opts),
+      alloc: (size, align, opts) => this.physAlloc(size, align, opts),
       free: (region, opts) => this.free(region, opts),
       read: (addr, length, opts) => this.physRead(addr, length, opts),
       write: (addr, data, opts) => this.physWrite(addr, data, opts),
@@ -156,7 +157,8 @@ export abstract class HelperTarget implements Target {
     return undefined;
   }
 
-  private async alloc(size: number, align: number, opts?: CallOpts): Promise<PhysRegion> {
+  /** Allocates a module buffer (an order-n block holding `size` at `align`). */
+  protected async physAlloc(size: number, align: number, opts?: CallOpts): Promise<PhysRegion> {
     this.enter('alloc', opts);
     if (!Number.isSafeInteger(size) || size <= 0 || !Number.isSafeInteger(align) || align <= 0) {
       throw new AllocationError(size, align, MODULE_MAX_CONTIGUOUS, 'size and alignment must be positive integers');
@@ -184,11 +186,11 @@ export abstract class HelperTarget implements Target {
   }
 
   /** Reads physical memory: module buffers through the helper; subclasses reach more of RAM. */
-  protected async physRead(addr: bigint, length: number, opts?: CallOpts): Promise<Uint8Array> {
+  protected async physRead(addr: bigint, length: number, opts?: ReadOpts): Promise<Uint8Array> {
     this.enter('phys.read', opts);
     const at = this.bufferAt(addr, length);
     if (at === undefined) throw badAddress(addr, length, this.description);
-    const out = new Uint8Array(length);
+    const out = readDestination(length, opts?.into);
     for (let done = 0; done < length; done += HELPER_MAX_BUFREAD) {
       const n = Math.min(HELPER_MAX_BUFREAD, length - done);
       out.set(await this.helper.bufRead(at.buf.id, at.offset + done, n, opts), done);

@@ -8,7 +8,7 @@
 // the real guest RAM at the module buffers' physical addresses (issue 5 item 6).
 import { PtError } from '../../driver/errors.js';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
-import type { CallOpts, Execution, MsrOp, MsrResult, StartOpts, Workload } from '../../driver/target.js';
+import type { CallOpts, Execution, MsrOp, MsrResult, PhysRegion, ReadOpts, StartOpts, Workload } from '../../driver/target.js';
 import type { QemuConfig } from './config.js';
 import type { TimedOpts } from './deadline.js';
 import { physToFileOffset } from './guest-ram.js';
@@ -56,7 +56,9 @@ export class QemuTarget extends HelperTarget {
     this.accel = config.accel;
     if (model === undefined) return;
     // The model may touch module buffers only: a wrong ToPA entry must not scribble over the guest kernel.
-    this.modelRam = new GuestRamSync(vm.paths.memPath, vm.ram.layout, (addr, len) => this.bufferAt(addr, len) !== undefined);
+    const file = vm.ram.ramFile;
+    if (file === undefined) throw new PtError('bad_config', `--pt model needs guest RAM shared with the host (a memory-backend file): ${vm.ram.slowPathReason}`);
+    this.modelRam = new GuestRamSync(file, vm.ram.layout, (addr, len) => this.bufferAt(addr, len) !== undefined);
     this.modelCpus = model.cpus;
     this.modelOpts = model.opts;
     this.model = new PtModel(this.modelRam, model.cpus, model.opts);
@@ -175,8 +177,15 @@ export class QemuTarget extends HelperTarget {
     return this.model.start(workload, cpu, opts, this.description);
   }
 
+  /** Allocates a module buffer and faults it into the host's mapping of guest RAM, so its first collection is a plain copy. */
+  protected override async physAlloc(size: number, align: number, opts?: CallOpts): Promise<PhysRegion> {
+    const region = await super.physAlloc(size, align, opts);
+    if (this.vm.ram.shared) this.vm.ram.populate(region.base, region.size);
+    return region;
+  }
+
   /** Reads guest RAM through the shared file: module buffers, or any other RAM (read only). */
-  protected override async physRead(addr: bigint, length: number, opts?: CallOpts): Promise<Uint8Array> {
+  protected override async physRead(addr: bigint, length: number, opts?: ReadOpts): Promise<Uint8Array> {
     this.enter('phys.read', opts);
     if (physToFileOffset(addr, length, this.vm.ram.layout) === undefined) throw badAddress(addr, length, this.description);
     return this.vm.ram.read(addr, length, opts);

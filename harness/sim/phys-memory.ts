@@ -3,7 +3,8 @@
 // first-fit allocator of size-aligned, physically contiguous regions
 // (driver/target.ts PhysMemory).
 import { AllocationError, PtError, throwIfAborted } from '../../driver/errors.js';
-import type { CallOpts, PhysMemory, PhysRegion } from '../../driver/target.js';
+import type { CallOpts, PhysMemory, PhysRegion, ReadOpts } from '../../driver/target.js';
+import { readDestination } from '../../driver/read-into.js';
 
 export const PAGE_SIZE = 4096;
 
@@ -99,9 +100,9 @@ export class SparsePhysMemory implements PhysMemory {
     this.freeSpans = merged;
   }
 
-  async read(addr: bigint, length: number, opts?: CallOpts): Promise<Uint8Array> {
+  async read(addr: bigint, length: number, opts?: ReadOpts): Promise<Uint8Array> {
     this.enter(opts);
-    return this.readNow(addr, length);
+    return this.readNow(addr, length, opts?.into);
   }
 
   async write(addr: bigint, data: Uint8Array, opts?: CallOpts): Promise<void> {
@@ -110,12 +111,13 @@ export class SparsePhysMemory implements PhysMemory {
   }
 
   /** `read` without the promise. */
-  readNow(addr: bigint, length: number): Uint8Array {
+  readNow(addr: bigint, length: number, into?: Uint8Array): Uint8Array {
     const start = this.check(addr, length);
-    const out = new Uint8Array(length);
+    const out = readDestination(length, into);
     this.chunks(start, length, (page, off, pos, n) => {
       const p = this.pages.get(page);
       if (p) out.set(p.subarray(off, off + n), pos);
+      else if (into !== undefined) out.fill(0, pos, pos + n); // an untouched page reads zeros
     });
     return out;
   }

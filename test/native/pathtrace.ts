@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Workload } from '../../driver/target.js';
-import { buildCTool } from '../../harness/bench/c-tool.js';
+import { buildCTool } from '../../harness/native/c-tool.js';
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));

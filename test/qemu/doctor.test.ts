@@ -50,6 +50,15 @@ describe('doctor verdicts', () => {
     expect(d.findings.find((f) => f.what === 'kvm_intel pt_mode')?.detail).toMatch(/CONFIG_BROKEN/);
   });
 
+  test('guest-RAM access is reported: mapped, or the pread fallback with its reason; it never decides real PT', () => {
+    const mapped = diagnose({ ...PT_HOST, ramMap: { mapped: true } });
+    expect(mapped.findings.find((f) => f.what === 'guest RAM access')).toMatchObject({ ok: true, detail: expect.stringMatching(/^mmap/) });
+    const slow = diagnose({ ...PT_HOST, ramMap: { mapped: false, reason: 'Node\'s headers (node_api.h) were not found' } });
+    expect(slow.findings.find((f) => f.what === 'guest RAM access')).toMatchObject({ ok: false, detail: expect.stringMatching(/pread.*node_api\.h/) });
+    expect(slow.realPt).toBe(true);
+    expect(diagnose(PT_HOST).findings.some((f) => f.what === 'guest RAM access')).toBe(false);
+  });
+
   test('XSAVES of PT state and PMI preservation never run inside a KVM guest, even on a PT host', () => {
     const m = diagnose(PT_HOST).matrix;
     expect(m.find((r) => r.scenario.startsWith('XSAVES'))?.qemuKvm).toMatch(/^never/);
@@ -80,5 +89,6 @@ describe.skipIf(hostHasPt)('ptlab doctor on this host (no intel_pt in /proc/cpui
     const status = await doctorCommand([], { out: (s) => { out += s; }, err: () => undefined });
     expect(status).toBe(1);
     expect(out).toMatch(/real PT: no PT run is possible/);
+    expect(out).toMatch(/\[ok\]  guest RAM access: mmap/);
   });
 });

@@ -1,6 +1,11 @@
-// Guest physical address → offset in the shared RAM file (q35 layout), without a VM.
-import { describe, expect, test } from 'vitest';
-import { physToFileOffset, q35RamLayout } from '../../harness/qemu/guest-ram.js';
+// Guest physical address → offset in the shared RAM file (q35 layout), and GuestRam's paths to
+// that file (mapped, pread, or none), without a VM.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { GuestRam, physToFileOffset, q35RamLayout } from '../../harness/qemu/guest-ram.js';
+import type { QmpClient } from '../../harness/qemu/qmp.js';
 
 const MiB = 1n << 20n;
 const GiB = 1n << 30n;
@@ -31,5 +36,41 @@ describe('physToFileOffset', () => {
     { name: 'past the end of high RAM', layout: big, pa: 6n * GiB, len: 1, want: undefined },
   ])('$name', ({ layout, pa, len, want }) => {
     expect(physToFileOffset(pa, len, layout)).toBe(want);
+  });
+});
+
+describe('GuestRam over a RAM file, without a VM', () => {
+  const PAGE = 4096;
+  let dir: string;
+  let path: string;
+  // No QMP call happens on these paths: reads and writes go through the file.
+  const noQmp = undefined as unknown as QmpClient;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ptlab-guestram-'));
+    path = join(dir, 'ram');
+    await writeFile(path, Uint8Array.from({ length: 16 * PAGE }, (_, i) => i & 0xff));
+  });
+  afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+
+  test.for(['mmap', 'pread'] as const)('%s: access is reported, reads honour `into`, writes reach the file', async (access) => {
+    await using ram = await GuestRam.open(path, BigInt(16 * PAGE), noQmp, dir, { access });
+    expect(ram.access).toBe(access);
+    expect(ram.slowPathReason === undefined).toBe(access === 'mmap');
+    const into = new Uint8Array(10).fill(0xee);
+    const got = await ram.read(0x1001n, 4, { into });
+    expect([...got]).toEqual([1, 2, 3, 4]);
+    expect(got.buffer).toBe(into.buffer);
+    await ram.write(0x2000n, Uint8Array.of(0xaa, 0xbb));
+    ram.populate(0x2000n, PAGE);
+    expect([...(await ram.read(0x1fffn, 4))]).toEqual([0xff, 0xaa, 0xbb, 0x02]);
+    await expect(ram.write(BigInt(16 * PAGE), Uint8Array.of(1))).rejects.toMatchObject({ phase: 'memory', failure: 'io' });
+  });
+
+  test('without a RAM file the reason is kept and writes are refused with it', async () => {
+    await using ram = await GuestRam.open(join(dir, 'missing'), BigInt(16 * PAGE), noQmp, dir);
+    expect(ram.access).toBe('pmemsave');
+    expect(ram.slowPathReason).toMatch(/ENOENT/);
+    await expect(ram.write(0n, Uint8Array.of(1))).rejects.toThrow(/not shared with the host: .*ENOENT/);
   });
 });

@@ -10,6 +10,7 @@ import { GeneralProtectionError, PtError } from '../../driver/errors.js';
 import type { MsrOp, MsrResult, TranscriptLine } from '../../driver/target.js';
 import { QemuTarget } from '../../harness/qemu/qemu-target.js';
 import { GuestRamSync } from '../../harness/qemu/pt-model/guest-ram-sync.js';
+import { openRamFile, type RamFile } from '../../harness/qemu/ram-file.js';
 import { PtModel } from '../../harness/qemu/pt-model/pt-model.js';
 import { relocateTranscript } from '../../harness/qemu/pt-model/relocate.js';
 import { isModelMsr, routedBatch, splitBatch } from '../../harness/qemu/pt-model/routing.js';
@@ -70,55 +71,67 @@ describe('mixed batches', () => {
   });
 });
 
-describe('GuestRamSync: synchronous access to the guest-RAM file', () => {
-  const MiB = 1 << 20;
+const MiB = 1 << 20;
+
+describe.each(['mmap', 'pread'] as const)('GuestRamSync over the guest-RAM file (%s)', (access) => {
   const layout = { below4g: BigInt(MiB), above4g: 64n * 1024n };
   let dir: string;
   let file: string;
+  let ramFile: RamFile;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ptlab-ramsync-'));
     file = join(dir, 'ram');
     await writeFile(file, new Uint8Array(MiB + 64 * 1024));
+    ramFile = await openRamFile(file, MiB + 64 * 1024, { access });
   });
-  afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+  afterAll(async () => {
+    ramFile.close();
+    await rm(dir, { recursive: true, force: true });
+  });
 
   test('a write at a physical address below 4 GiB is at that file offset, and reads back', () => {
-    const ram = new GuestRamSync(file, layout, () => true);
-    try {
-      ram.writeNow(0x1000n, Uint8Array.of(1, 2, 3));
-      expect([...ram.readNow(0xfffn, 5)]).toEqual([0, 1, 2, 3, 0]);
-    } finally { ram.close(); }
+    const ram = new GuestRamSync(ramFile, layout, () => true);
+    ram.writeNow(0x1000n, Uint8Array.of(1, 2, 3));
+    expect([...ram.readNow(0xfffn, 5)]).toEqual([0, 1, 2, 3, 0]);
+    expect([...readFileSync(file).subarray(0x1000, 0x1003)]).toEqual([1, 2, 3]);
+  });
+
+  test('a read into a caller\'s array fills its first bytes and returns a view of them', () => {
+    const ram = new GuestRamSync(ramFile, layout, () => true);
+    const into = new Uint8Array(8).fill(0xee);
+    const got = ram.readNow(0x1000n, 3, into);
+    expect(got.buffer).toBe(into.buffer);
+    expect([...into]).toEqual([1, 2, 3, 0xee, 0xee, 0xee, 0xee, 0xee]);
+    expect(() => ram.readNow(0x1000n, 9, into)).toThrow(expect.objectContaining({ code: 'bad_config' }));
   });
 
   test('high RAM at 4 GiB continues the file after the low segment (guest-ram.ts q35 layout)', () => {
-    const ram = new GuestRamSync(file, layout, () => true);
-    try {
-      ram.writeNow(1n << 32n, Uint8Array.of(9));
-      expect(readFileSync(file)[MiB]).toBe(9);
-    } finally { ram.close(); }
+    const ram = new GuestRamSync(ramFile, layout, () => true);
+    ram.writeNow(1n << 32n, Uint8Array.of(9));
+    expect(readFileSync(file)[MiB]).toBe(9);
   });
 
   test('an access the gate refuses throws PtError bad_address and writes nothing', () => {
-    const ram = new GuestRamSync(file, layout, (a) => a >= 0x8000n);
-    try {
-      const e = (() => { try { ram.writeNow(0x2000n, Uint8Array.of(7)); return undefined; } catch (x) { return x; } })();
-      expect(e).toMatchObject({ code: 'bad_address' });
-      expect(ram.readNow(0x8000n, 1)[0]).toBe(0);
-    } finally { ram.close(); }
+    const ram = new GuestRamSync(ramFile, layout, (a) => a >= 0x8000n);
+    const e = (() => { try { ram.writeNow(0x2000n, Uint8Array.of(7)); return undefined; } catch (x) { return x; } })();
+    expect(e).toMatchObject({ code: 'bad_address' });
+    expect(readFileSync(file)[0x2000]).toBe(0);
   });
 
   test('an address that is not guest RAM throws PtError bad_address', () => {
-    const ram = new GuestRamSync(file, layout, () => true);
-    try {
-      expect(() => ram.readNow(BigInt(MiB) - 2n, 4)).toThrow(PtError);
-    } finally { ram.close(); }
+    const ram = new GuestRamSync(ramFile, layout, () => true);
+    expect(() => ram.readNow(BigInt(MiB) - 2n, 4)).toThrow(PtError);
   });
 
-  test('after close every access throws PtError bad_address', () => {
-    const ram = new GuestRamSync(file, layout, () => true);
+  test('after close every access throws PtError bad_address, and the shared file stays open for its owner', () => {
+    const ram = new GuestRamSync(ramFile, layout, () => true);
     ram.close();
     ram.close();
     expect(() => ram.readNow(0n, 1)).toThrow(expect.objectContaining({ code: 'bad_address' }));
+    expect(ramFile.access).toBe(access);
+    const one = new Uint8Array(1);
+    ramFile.readInto(0x1000, one);
+    expect(one[0]).toBe(1);
   });
 });
 

@@ -138,6 +138,7 @@ describe.skipIf(env.skip)(`QemuTarget on a TCG guest${env.skip ? ` (skipped: ${e
       const id = t.moduleBuffer(r.base)!.id;
       await t.helper.bufFill(id, 0x1234);
       expect(t.vm.ram.shared).toBe(true);
+      expect(t.vm.ram.access, t.vm.ram.slowPathReason).toBe('mmap');
       expect(await t.phys.read(r.base, 64 * 1024)).toEqual(xorshiftBytes(0x1234, 64 * 1024));
     } finally {
       await t.phys.free(r);

@@ -6,7 +6,7 @@
 // too: the model's memory view refuses to allocate (module buffers come from the qemu target).
 import { AllocationError, PtError } from '../../../driver/errors.js';
 import type { CpuidRegs } from '../../../driver/hw/cpuid.js';
-import type { Execution, MsrOp, MsrResult, PhysRegion, StartOpts, Workload } from '../../../driver/target.js';
+import type { Execution, MsrOp, MsrResult, PhysRegion, ReadOpts, StartOpts, Workload } from '../../../driver/target.js';
 import type { TraceModelOptions } from '../../sim/exec/cpu-trace.js';
 import type { MsrFile } from '../../sim/msr-file.js';
 import type { SyncPhysMemory } from '../../sim/output/sync-phys.js';
@@ -36,16 +36,16 @@ class BorrowedMemory implements SimPhysMemory {
 
   constructor(private readonly mem: SyncPhysMemory) {}
 
-  readNow(addr: bigint, length: number): Uint8Array {
-    return this.mem.readNow(addr, length);
+  readNow(addr: bigint, length: number, into?: Uint8Array): Uint8Array {
+    return this.mem.readNow(addr, length, into);
   }
 
   writeNow(addr: bigint, data: Uint8Array): void {
     this.mem.writeNow(addr, data);
   }
 
-  async read(addr: bigint, length: number): Promise<Uint8Array> {
-    return this.mem.readNow(addr, length);
+  async read(addr: bigint, length: number, opts?: ReadOpts): Promise<Uint8Array> {
+    return this.mem.readNow(addr, length, opts?.into);
   }
 
   async write(addr: bigint, data: Uint8Array): Promise<void> {

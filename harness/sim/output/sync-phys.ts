@@ -5,6 +5,7 @@
 
 /** Synchronous physical reads and writes; both throw PtError('bad_address') outside memory. */
 export interface SyncPhysMemory {
-  readNow(addr: bigint, length: number): Uint8Array;
+  /** With `into`, the bytes land in its first `length` bytes, which are returned (ReadOpts.into). */
+  readNow(addr: bigint, length: number, into?: Uint8Array): Uint8Array;
   writeNow(addr: bigint, data: Uint8Array): void;
 }

@@ -1,10 +1,11 @@
-// Builds one small C tool with gcc when its executable is missing or older
-// than its sources: the one build step every C helper of the tests and
-// benchmarks shares (written under a temporary name, then renamed, so
-// concurrent builders never run half a binary).
+// Builds one small C tool (or Node addon) with gcc when its output is missing or
+// older than its sources: the one build step every C helper of the harness, the
+// tests and the benchmarks shares (written under a temporary name, then renamed,
+// so concurrent builders never run or load half a binary).
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PtError } from '../../driver/errors.js';
 
@@ -47,4 +48,12 @@ export async function buildCTool(spec: CToolSpec): Promise<string> {
   }
   renameSync(tmp, spec.exe);
   return spec.exe;
+}
+
+/** The repository root: the nearest ancestor of `from` holding package.json (works from dist/ too). */
+export function repoRoot(from: string = dirname(fileURLToPath(import.meta.url))): string {
+  for (let dir = resolve(from); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) throw new PtError('bad_config', `no package.json above ${from}`);
+  }
 }
