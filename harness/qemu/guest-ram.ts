@@ -5,6 +5,7 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { PtError } from '../../driver/errors.js';
 import { readDestination } from '../../driver/read-into.js';
 import type { TimedOpts } from './deadline.js';
 import { TargetError } from './errors.js';
@@ -64,7 +65,8 @@ export class GuestRam implements AsyncDisposable {
       const file = await openRamFile(memPath, Number(ramBytes), opts);
       return new GuestRam(file, layout, qmp, scratchDir, undefined);
     } catch (e) {
-      if (opts.access === 'mmap' || opts.access === 'pread') throw e;
+      // An access asked for by name, or a bad PTLAB_RAM_ACCESS, is the user's choice: fail loudly.
+      if (opts.access === 'mmap' || opts.access === 'pread' || (e instanceof PtError && e.code === 'bad_config')) throw e;
       return new GuestRam(undefined, layout, qmp, scratchDir, (e as Error).message);
     }
   }

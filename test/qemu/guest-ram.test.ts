@@ -67,6 +67,17 @@ describe('GuestRam over a RAM file, without a VM', () => {
     await expect(ram.write(BigInt(16 * PAGE), Uint8Array.of(1))).rejects.toMatchObject({ phase: 'memory', failure: 'io' });
   });
 
+  test('a bad PTLAB_RAM_ACCESS fails the open instead of falling back quietly', async () => {
+    const saved = process.env['PTLAB_RAM_ACCESS'];
+    process.env['PTLAB_RAM_ACCESS'] = 'fast';
+    try {
+      await expect(GuestRam.open(path, BigInt(16 * PAGE), noQmp, dir)).rejects.toMatchObject({ code: 'bad_config' });
+    } finally {
+      if (saved === undefined) delete process.env['PTLAB_RAM_ACCESS'];
+      else process.env['PTLAB_RAM_ACCESS'] = saved;
+    }
+  });
+
   test('without a RAM file the reason is kept and writes are refused with it', async () => {
     await using ram = await GuestRam.open(join(dir, 'missing'), BigInt(16 * PAGE), noQmp, dir);
     expect(ram.access).toBe('pmemsave');
