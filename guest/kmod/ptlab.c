@@ -496,6 +496,17 @@ static int ptlab_nmi(unsigned int cmd, struct pt_regs *regs)
 	return NMI_HANDLED;
 }
 
+/**
+ * ptlab_get_cpu - read the u32 CPU number an ioctl argument points to, and check it
+ * Return: 0, -EFAULT for a bad pointer, or ptlab_cpu_ok()'s error.
+ */
+static int ptlab_get_cpu(unsigned long arg, u32 *cpu)
+{
+	if (get_user(*cpu, (u32 __user *)arg))
+		return -EFAULT;
+	return ptlab_cpu_ok(*cpu);
+}
+
 static void ptlab_unmask_on_cpu(void *info)
 {
 	/* The CPU sets the mask bit of LVT performance-monitor entry on every PMI. */
@@ -508,9 +519,7 @@ static long ptlab_pmi_unmask(unsigned long arg)
 	u32 cpu;
 	long ret;
 
-	if (get_user(cpu, (u32 __user *)arg))
-		return -EFAULT;
-	ret = ptlab_cpu_ok(cpu);
+	ret = ptlab_get_cpu(arg, &cpu);
 	if (ret)
 		return ret;
 	if (!boot_cpu_has(X86_FEATURE_APIC))
@@ -529,9 +538,7 @@ static long ptlab_pmi_test(unsigned long arg)
 	u32 cpu;
 	long ret;
 
-	if (get_user(cpu, (u32 __user *)arg))
-		return -EFAULT;
-	ret = ptlab_cpu_ok(cpu);
+	ret = ptlab_get_cpu(arg, &cpu);
 	if (ret)
 		return ret;
 	return smp_call_function_single(cpu, ptlab_test_on_cpu, NULL, 1);

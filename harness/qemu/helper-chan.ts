@@ -7,7 +7,7 @@ import { GeneralProtectionError } from '../../driver/errors.js';
 import { sleep, withDeadline, type TimedOpts } from './deadline.js';
 import { HelperError, StateError, TargetError } from './errors.js';
 import { AsyncQueue, awaitReply, type PendingReply } from './queue.js';
-import { connectUnix, isNotListening } from './socket.js';
+import { connectUnix, isNotListening, LineSplitter } from './socket.js';
 
 /** Connection states (STYLE §6). */
 export type HelperState = 'idle' | 'connecting' | 'running' | 'disconnecting' | 'closed';
@@ -50,7 +50,7 @@ export class HelperChannel implements AsyncDisposable {
   private stateNow: HelperState = 'idle';
   private sock: Duplex | undefined;
   private readonly listeners = new Set<AsyncQueue<HelperEvent>>();
-  private text = '';
+  private readonly lines = new LineSplitter();
   private nextId = 1;
   private readonly pending = new Map<string, Pending>();
 
@@ -295,13 +295,7 @@ export class HelperChannel implements AsyncDisposable {
   }
 
   private onData(chunk: string): void {
-    this.text += chunk;
-    let nl: number;
-    while ((nl = this.text.indexOf('\n')) >= 0) {
-      const line = this.text.slice(0, nl).trim();
-      this.text = this.text.slice(nl + 1);
-      if (line !== '') this.onLine(line);
-    }
+    for (const line of this.lines.push(chunk)) this.onLine(line);
   }
 
   private onLine(line: string): void {

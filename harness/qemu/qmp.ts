@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import { withDeadline, type TimedOpts } from './deadline.js';
 import { QmpError, StateError, TargetError } from './errors.js';
 import { abortError, AsyncQueue, awaitReply, type PendingReply } from './queue.js';
-import { connectUnix } from './socket.js';
+import { connectUnix, LineSplitter } from './socket.js';
 
 /** Connection states (STYLE §6). */
 export type QmpState = 'idle' | 'connecting' | 'running' | 'disconnecting' | 'closed';
@@ -53,7 +53,7 @@ export class QmpSubscription extends AsyncQueue<QmpEvent> implements Disposable 
 export class QmpClient implements AsyncDisposable {
   private stateNow: QmpState = 'idle';
   private sock: Socket | undefined;
-  private text = '';
+  private readonly lines = new LineSplitter();
   private nextId = 1;
   private readonly pending = new Map<string, Pending>();
   private readonly subs = new Set<QmpSubscription>();
@@ -172,13 +172,7 @@ export class QmpClient implements AsyncDisposable {
   }
 
   private onData(chunk: string): void {
-    this.text += chunk;
-    let nl: number;
-    while ((nl = this.text.indexOf('\n')) >= 0) {
-      const line = this.text.slice(0, nl).trim();
-      this.text = this.text.slice(nl + 1);
-      if (line !== '') this.onMessage(line);
-    }
+    for (const line of this.lines.push(chunk)) this.onMessage(line);
   }
 
   private onMessage(line: string): void {

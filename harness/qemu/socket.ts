@@ -40,3 +40,21 @@ export function isNotListening(e: unknown): boolean {
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
   return code === 'ENOENT' || code === 'ECONNREFUSED';
 }
+
+/**
+ * Splits a text stream into its non-empty lines, trimmed (QMP and the helper both speak one
+ * message per line): `push` returns the lines a chunk completes and keeps the partial tail.
+ */
+export class LineSplitter {
+  private tail = '';
+
+  push(chunk: string): string[] {
+    if (!chunk.includes('\n')) { // a long line in many chunks: only the newest one is scanned
+      this.tail += chunk;
+      return [];
+    }
+    const parts = (this.tail + chunk).split('\n');
+    this.tail = parts.pop()!;
+    return parts.map((l) => l.trim()).filter((l) => l !== '');
+  }
+}
