@@ -78,6 +78,20 @@ static int ptlab_cpu_ok(u32 cpu)
 	return 0;
 }
 
+/**
+ * ptlab_get_req - copy an ioctl's request in and check the CPU it names
+ * @arg: user address of the request
+ * @req: where to copy it (@size bytes)
+ * @cpu: the request's CPU field, inside @req
+ * Return: 0, -EFAULT for a bad pointer, or ptlab_cpu_ok()'s error.
+ */
+static int ptlab_get_req(unsigned long arg, void *req, size_t size, const u32 *cpu)
+{
+	if (copy_from_user(req, (void __user *)arg, size))
+		return -EFAULT;
+	return ptlab_cpu_ok(*cpu);
+}
+
 /* ---- MSRs and CPUID ------------------------------------------------------------------------ */
 
 /** struct ptlab_batch_ctx - a batch being run on its CPU */
@@ -122,9 +136,7 @@ static long ptlab_msr_batch(unsigned long arg)
 	long ret;
 	u32 i;
 
-	if (copy_from_user(&req, (void __user *)arg, sizeof(req)))
-		return -EFAULT;
-	ret = ptlab_cpu_ok(req.cpu);
+	ret = ptlab_get_req(arg, &req, sizeof(req), &req.cpu);
 	if (ret)
 		return ret;
 	if (req.count > PTLAB_MAX_BATCH)
@@ -164,9 +176,7 @@ static long ptlab_msr(unsigned long arg, bool write)
 	struct ptlab_msr req;
 	long ret;
 
-	if (copy_from_user(&req, (void __user *)arg, sizeof(req)))
-		return -EFAULT;
-	ret = ptlab_cpu_ok(req.cpu);
+	ret = ptlab_get_req(arg, &req, sizeof(req), &req.cpu);
 	if (ret)
 		return ret;
 	if (write)
@@ -190,9 +200,7 @@ static long ptlab_cpuid(unsigned long arg)
 	struct ptlab_cpuid req;
 	long ret;
 
-	if (copy_from_user(&req, (void __user *)arg, sizeof(req)))
-		return -EFAULT;
-	ret = ptlab_cpu_ok(req.cpu);
+	ret = ptlab_get_req(arg, &req, sizeof(req), &req.cpu);
 	if (ret)
 		return ret;
 	ret = smp_call_function_single(req.cpu, ptlab_cpuid_on_cpu, &req, 1);
@@ -403,9 +411,7 @@ static long ptlab_xsave(unsigned long arg, bool restore)
 	u32 eax, ebx, ecx, edx, len;
 	long ret;
 
-	if (copy_from_user(&req, (void __user *)arg, sizeof(req)))
-		return -EFAULT;
-	ret = ptlab_cpu_ok(req.cpu);
+	ret = ptlab_get_req(arg, &req, sizeof(req), &req.cpu);
 	if (ret)
 		return ret;
 	if (req.rfbm != BIT_ULL(PTLAB_XSTATE_PT))
@@ -496,17 +502,6 @@ static int ptlab_nmi(unsigned int cmd, struct pt_regs *regs)
 	return NMI_HANDLED;
 }
 
-/**
- * ptlab_get_cpu - read the u32 CPU number an ioctl argument points to, and check it
- * Return: 0, -EFAULT for a bad pointer, or ptlab_cpu_ok()'s error.
- */
-static int ptlab_get_cpu(unsigned long arg, u32 *cpu)
-{
-	if (get_user(*cpu, (u32 __user *)arg))
-		return -EFAULT;
-	return ptlab_cpu_ok(*cpu);
-}
-
 static void ptlab_unmask_on_cpu(void *info)
 {
 	/* The CPU sets the mask bit of LVT performance-monitor entry on every PMI. */
@@ -519,7 +514,7 @@ static long ptlab_pmi_unmask(unsigned long arg)
 	u32 cpu;
 	long ret;
 
-	ret = ptlab_get_cpu(arg, &cpu);
+	ret = ptlab_get_req(arg, &cpu, sizeof(cpu), &cpu);
 	if (ret)
 		return ret;
 	if (!boot_cpu_has(X86_FEATURE_APIC))
@@ -538,7 +533,7 @@ static long ptlab_pmi_test(unsigned long arg)
 	u32 cpu;
 	long ret;
 
-	ret = ptlab_get_cpu(arg, &cpu);
+	ret = ptlab_get_req(arg, &cpu, sizeof(cpu), &cpu);
 	if (ret)
 		return ret;
 	return smp_call_function_single(cpu, ptlab_test_on_cpu, NULL, 1);

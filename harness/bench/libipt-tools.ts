@@ -4,7 +4,7 @@
 // `npm run bench` and by the vitest global setup (test/setup/global.ts).
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PtError } from '../../driver/errors.js';

@@ -100,9 +100,6 @@ export class QemuTarget extends HelperTarget {
       const timed: TimedOpts = { timeoutMs: opts.helperTimeoutMs ?? 30_000, ...(opts.signal === undefined ? {} : { signal: opts.signal }) };
       await helper.connect(timed);
       const { module, cpus } = await helper.info(timed);
-      if (opts.pt === 'model' && !vm.ram.shared) {
-        throw new PtError('bad_config', '--pt model needs guest RAM shared with the host (a memory-backend file), and it is not');
-      }
       const model = modelOpts === undefined ? undefined : { cpus: Math.max(1, cpus), opts: modelOpts };
       t = new QemuTarget(vm, helper, module, config, opts.pmiClearsTraceEn ?? false, model);
       if (opts.pt === 'hardware' || opts.requirePt === true) await t.requirePt(opts);

@@ -61,12 +61,15 @@ export async function openRamFile(path: string, limit: number, opts: RamFileOpti
   const size = Math.min(fstatSync(fd).size, limit);
   if ('unavailable' in loaded) return new PreadRamFile(fd, size, loaded.unavailable);
   try {
-    return MappedRamFile.map(loaded.addon, fd, size, opts.windowBytes ?? DEFAULT_WINDOW_BYTES);
-  } catch (e) {
-    if (access === 'mmap') throw e;
-    return new PreadRamFile(openSync(path, 'r+'), size, (e as Error).message);
-  } finally {
+    const mapped = MappedRamFile.map(loaded.addon, fd, size, opts.windowBytes ?? DEFAULT_WINDOW_BYTES);
     closeSync(fd); // a mapping outlives its descriptor
+    return mapped;
+  } catch (e) {
+    if (access === 'mmap') {
+      closeSync(fd);
+      throw e;
+    }
+    return new PreadRamFile(fd, size, (e as Error).message); // the same descriptor serves the fallback
   }
 }
 

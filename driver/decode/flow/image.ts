@@ -41,7 +41,7 @@ export class InsnTable {
   private readonly decoder: Decoder;
   private readonly insn = new Instruction();
 
-  constructor(private readonly bytes: Uint8Array, private readonly base: bigint, bitness: 16 | 32 | 64) {
+  constructor(bytes: Uint8Array, private readonly base: bigint, bitness: 16 | 32 | 64) {
     const n = bytes.length;
     this.cls = new Uint8Array(n);
     this.len = new Uint8Array(n);
