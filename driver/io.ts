@@ -2,7 +2,7 @@
 // into a typed error naming the step, and a count of round trips (every
 // awaited target call), so a PMI's cost can be reported (issue 4, item 4).
 import { GeneralProtectionError, type CpuFault } from './errors.js';
-import type { CallOpts, MsrOp, PhysRegion, Target } from './target.js';
+import type { CallOpts, MemoryContent, MsrOp, PhysRegion, Target } from './target.js';
 
 /** A #GP inside a named step of a driver sequence ("enable: OUTPUT_BASE"). */
 export class StepFaultError extends GeneralProtectionError {
@@ -43,10 +43,10 @@ export class TargetIo {
     return this.target.phys.read(addr, length, into === undefined ? this.opts : { ...this.opts, into });
   }
 
-  /** Physical write (one round trip). */
-  async write(addr: bigint, data: Uint8Array): Promise<void> {
+  /** Physical write (one round trip); `content` tells a recorder what the bytes are. */
+  async write(addr: bigint, data: Uint8Array, content?: MemoryContent): Promise<void> {
     this.roundTrips++;
-    await this.target.phys.write(addr, data, this.opts);
+    await this.target.phys.write(addr, data, content === undefined ? this.opts : { ...this.opts, content });
   }
 
   /** Size-aligned, physically contiguous allocation (AllocationError surfaces as is). */

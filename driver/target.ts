@@ -25,6 +25,17 @@ export type MsrResult =
   | { readonly ok: true; readonly op: 'rdmsr' | 'wrmsr'; readonly msr: number; readonly value: bigint }
   | { readonly ok: false; readonly op: 'rdmsr' | 'wrmsr'; readonly msr: number; readonly fault: CpuFault };
 
+/** What a physical write holds, for recorders (transcript.ts); targets write the bytes the same either way. */
+export type MemoryContent =
+  /** 8-byte ToPA entries from the start of a table page (spec/output.md §4.2). */
+  | 'topa-table';
+
+/** Options of `PhysMemory.write`. */
+export interface WriteOpts extends CallOpts {
+  /** What the bytes are; a recorder decodes them (one transcript line per changed ToPA entry). */
+  readonly content?: MemoryContent;
+}
+
 /** A physically contiguous region the target allocated. */
 export interface PhysRegion {
   readonly base: bigint;
@@ -40,7 +51,7 @@ export interface PhysMemory {
   free(region: PhysRegion, opts?: CallOpts): Promise<void>;
   /** Throws PtError('bad_address') outside memory the target backs. */
   read(addr: bigint, length: number, opts?: ReadOpts): Promise<Uint8Array>;
-  write(addr: bigint, data: Uint8Array, opts?: CallOpts): Promise<void>;
+  write(addr: bigint, data: Uint8Array, opts?: WriteOpts): Promise<void>;
 }
 
 /**
@@ -111,11 +122,19 @@ export interface TranscriptLine {
   readonly t_us: number;
   readonly cpu: number;
   readonly op: 'cpuid' | 'rdmsr' | 'wrmsr' | 'pmi' | 'xsaves' | 'xrstors' | 'alloc' | 'free' | 'pmi-enable'
-    | 'start' | 'slice' | 'exit' | 'fault';
+    | 'start' | 'slice' | 'exit' | 'fault' | 'topa' | 'write';
   readonly msr?: string;
   readonly value?: string;
   readonly result?: string;
   readonly fault?: string;
+  /** `topa`: the table's physical base; `write`: the address written. */
+  readonly addr?: string;
+  /** `topa`: the entry's index in its table. */
+  readonly index?: number;
+  /** `topa`: the entry decoded ("output 0x… 4K INT STOP", "END → 0x…"). */
+  readonly entry?: string;
+  /** `xsaves` (saved) and `xrstors` (loaded): the 9 MSRs of state component 8, by SDM name. */
+  readonly area?: Readonly<Record<string, string>>;
 }
 
 /** Lowercase hex with 0x and no leading zeros (spec/packet-json.md conventions). */

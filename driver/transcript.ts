@@ -1,11 +1,18 @@
 // RecordingTarget: wraps any Target and turns every access into a
 // TranscriptLine (DESIGN.md transcript.jsonl), in order, with seq and t_us.
 // A batch becomes one line per executed op; a fault is recorded with its text.
+// The driver's memory operations are in the same order: allocation and free,
+// every ToPA entry a table write changed (table, index, decoded entry), other
+// writes by address and size, and the component-8 MSRs of every XSAVES and
+// XRSTORS area, so order rules ("refill before CTL is restored") can be
+// checked on any target.
 import { CpuFaultError, describeFault } from './errors.js';
 import type { CpuidRegs } from './hw/cpuid.js';
+import { describeTopaEntry, TOPA_ENTRY_BYTES } from './hw/topa.js';
+import { decodePtState, ptStateBytes } from './hw/xsave.js';
 import {
   hex, type CallOpts, type Execution, type MsrOp, type MsrResult, type PhysMemory, type PhysRegion, type ReadOpts, type StartOpts,
-  type Target, type TargetEvent, type TranscriptLine, type Workload,
+  type Target, type TargetEvent, type TranscriptLine, type Workload, type WriteOpts,
 } from './target.js';
 
 type Op = TranscriptLine['op'];
@@ -20,6 +27,8 @@ export class RecordingTarget implements Target {
   roundTrips = 0;
   readonly phys: PhysMemory;
   private readonly t0: number;
+  /** The entries last written to each ToPA table page (by base), to record only what changed. */
+  private readonly tables = new Map<bigint, bigint[]>();
 
   constructor(readonly inner: Target, private readonly clock: () => number = () => performance.now() * 1000) {
     this.t0 = clock();
@@ -80,11 +89,12 @@ export class RecordingTarget implements Target {
   }
 
   xsaves(cpu: number, rfbm: bigint, opts?: CallOpts): Promise<Uint8Array> {
-    return this.call(cpu, 'xsaves', { value: hex(rfbm) }, () => this.inner.xsaves(cpu, rfbm, opts), (a) => ({ result: `${a.length} bytes` }));
+    return this.call(cpu, 'xsaves', { value: hex(rfbm) }, () => this.inner.xsaves(cpu, rfbm, opts),
+      (a) => ({ result: `${a.length} bytes`, ...areaFields(a) }));
   }
 
   xrstors(cpu: number, area: Uint8Array, rfbm: bigint, opts?: CallOpts): Promise<void> {
-    return this.call(cpu, 'xrstors', { value: hex(rfbm) }, () => this.inner.xrstors(cpu, area, rfbm, opts));
+    return this.call(cpu, 'xrstors', { value: hex(rfbm), ...areaFields(area) }, () => this.inner.xrstors(cpu, area, rfbm, opts));
   }
 
   start(workload: Workload, cpu: number, opts?: StartOpts): Execution {
@@ -109,17 +119,57 @@ export class RecordingTarget implements Target {
     await this.inner[Symbol.asyncDispose]();
   }
 
-  /** Allocation and free are recorded (cpu -1: memory is not per CPU); memory reads and writes are not target accesses of the transcript. */
+  /**
+   * Memory as the driver uses it (cpu -1: memory is not per CPU). Allocation, free and writes are
+   * recorded; reads (collection) are not: they change nothing a replay or an order rule needs.
+   */
   private recordingPhys(p: PhysMemory): PhysMemory {
     return {
       get maxContiguous() { return p.maxContiguous; },
       alloc: (size: number, align: number, opts?: CallOpts): Promise<PhysRegion> =>
-        this.call(-1, 'alloc', { value: `${hex(size)}/${hex(align)}` }, () => p.alloc(size, align, opts), (r) => ({ result: hex(r.base) })),
+        this.call(-1, 'alloc', { value: `${hex(size)}/${hex(align)}` }, () => p.alloc(size, align, opts), (r) => {
+          this.tables.delete(r.base); // zero-filled again
+          return { result: hex(r.base) };
+        }),
       free: (region: PhysRegion, opts?: CallOpts): Promise<void> =>
         this.call(-1, 'free', { value: hex(region.base) }, () => p.free(region, opts)),
       read: (addr: bigint, length: number, opts?: ReadOpts) => { this.roundTrips++; return p.read(addr, length, opts); },
-      write: (addr: bigint, data: Uint8Array, opts?: CallOpts) => { this.roundTrips++; return p.write(addr, data, opts); },
+      write: async (addr: bigint, data: Uint8Array, opts?: WriteOpts) => {
+        this.roundTrips++;
+        try {
+          await p.write(addr, data, opts);
+        } catch (e) {
+          this.record(-1, 'write', { addr: hex(addr), value: `${data.length} bytes`, fault: String((e as Error).message ?? e) });
+          throw e;
+        }
+        if (opts?.content === 'topa-table') this.recordTopa(addr, data);
+        else this.record(-1, 'write', { addr: hex(addr), value: `${data.length} bytes` });
+      },
     };
+  }
+
+  /** One `topa` line per entry of the table write that differs from what the table held. */
+  private recordTopa(base: bigint, data: Uint8Array): void {
+    const known = this.tables.get(base) ?? [];
+    const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    for (let i = 0; (i + 1) * TOPA_ENTRY_BYTES <= data.length; i++) {
+      const e = dv.getBigUint64(i * TOPA_ENTRY_BYTES, true);
+      if ((known[i] ?? 0n) === e) continue;
+      known[i] = e;
+      this.record(-1, 'topa', { addr: hex(base), index: i, value: hex(e), entry: describeTopaEntry(e) });
+    }
+    this.tables.set(base, known);
+  }
+}
+
+/** The 9 MSRs of component 8 in an XSAVE area, by SDM name (empty when the area has none or is malformed). */
+function areaFields(a: Uint8Array): Fields {
+  try {
+    const bytes = ptStateBytes(a);
+    if (!bytes) return {};
+    return { area: Object.fromEntries(Object.entries(decodePtState(bytes)).map(([k, v]) => [k, hex(v)])) };
+  } catch {
+    return {}; // a malformed area is the target's to refuse; the transcript shows the raw call
   }
 }
 

@@ -143,3 +143,12 @@ export function topaEntrySize(entry: bigint): bigint {
 export function topaEntryBase(entry: bigint): bigint {
   return entry & bitRange(51, 12);
 }
+
+/** One entry in words, for transcripts: "output 0x12000 4K INT STOP" or "END → 0x11000". */
+export function describeTopaEntry(entry: bigint): string {
+  const e = TOPA_ENTRY.decode(entry);
+  if (e.END) return `END → ${hex(e.Base)}`;
+  const kib = Number(topaSizeBytes(e.Size) >> 10n);
+  const size = kib >= 1024 ? `${kib >> 10}M` : `${kib}K`;
+  return ['output', hex(e.Base), size, ...(e.INT ? ['INT'] : []), ...(e.STOP ? ['STOP'] : [])].join(' ');
+}

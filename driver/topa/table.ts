@@ -56,6 +56,6 @@ export class TopaTable {
     const bytes = new Uint8Array(this.slots.length * 8);
     const dv = new DataView(bytes.buffer);
     for (let i = 0; i < this.slots.length; i++) dv.setBigUint64(i * 8, this.entry(i), true);
-    await io.write(this.base, bytes);
+    await io.write(this.base, bytes, 'topa-table');
   }
 }

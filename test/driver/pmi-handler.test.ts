@@ -25,9 +25,17 @@ describe('handler steps', () => {
     const { r, s, ev } = await withPendingPmi('skylake');
     const mark = r.target.lines.length;
     await s.onEvent(ev);
-    expect(ops(r, mark).filter((o) => !o.startsWith('alloc'))).toEqual([
+    expect(ops(r, mark).filter((o) => !/^(alloc|topa)/.test(o))).toEqual([
       'wrmsr 0x570', 'rdmsr 0x560', 'rdmsr 0x561', 'rdmsr 0x571', 'wrmsr 0x390', 'pmi-enable', 'wrmsr 0x570',
     ]);
+  });
+  test('the refill writes its ToPA entries while TraceEn=0, before CTL is restored', async () => {
+    const { r, s, ev } = await withPendingPmi('skylake');
+    const mark = r.target.lines.length;
+    await s.onEvent(ev);
+    const seq = ops(r, mark);
+    const lastTopa = seq.findLastIndex((o) => o.startsWith('topa'));
+    expect([lastTopa > seq.indexOf('wrmsr 0x570'), lastTopa < seq.lastIndexOf('wrmsr 0x570')]).toEqual([true, true]);
   });
   test('a handled PMI costs three MSR round trips', async () => {
     const { s, ev } = await withPendingPmi('skylake');

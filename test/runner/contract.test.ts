@@ -70,13 +70,20 @@ describe('a run directory of a sim run', () => {
 
   test('transcript.jsonl: one JSON object per line, seq 0, 1, 2, …, known ops and keys', async () => {
     const lines = (await text('transcript.jsonl')).trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    const ops = new Set(['cpuid', 'rdmsr', 'wrmsr', 'pmi', 'xsaves', 'xrstors', 'alloc', 'free', 'pmi-enable', 'start', 'slice', 'exit', 'fault']);
-    const keys = new Set(['seq', 't_us', 'cpu', 'op', 'msr', 'value', 'result', 'fault']);
+    const ops = new Set(['cpuid', 'rdmsr', 'wrmsr', 'pmi', 'xsaves', 'xrstors', 'alloc', 'free', 'pmi-enable', 'start', 'slice', 'exit', 'fault', 'topa', 'write']);
+    const keys = new Set(['seq', 't_us', 'cpu', 'op', 'msr', 'value', 'result', 'fault', 'addr', 'index', 'entry', 'area']);
     expect([
       lines.every((l, i) => l.seq === i),
       lines.every((l) => ops.has(l.op as string)),
       lines.every((l) => Object.keys(l).every((k) => keys.has(k))),
     ]).toEqual([true, true, true]);
+  });
+
+  test('transcript.jsonl has the ToPA entry writes, each with its table, index and decoded entry', async () => {
+    const lines = (await text('transcript.jsonl')).trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const topa = lines.filter((l) => l.op === 'topa');
+    expect(topa.length).toBeGreaterThan(0);
+    expect(topa.every((l) => typeof l.addr === 'string' && typeof l.index === 'number' && /^(output 0x[0-9a-f]+ \d+[KM]( INT)?( STOP)?|END → 0x[0-9a-f]+)$/.test(l.entry as string))).toBe(true);
   });
 
   test('truth.jsonl is flow JSON Lines starting with enable at the entry', async () => {
