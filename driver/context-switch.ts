@@ -4,6 +4,7 @@
 // where the CPU enumerates XSAVES and IA32_XSS[8].
 import { UnsupportedError } from './errors.js';
 import { traceEnOf, withoutTraceEn } from './ctl.js';
+import { NO_FAULTS, type DriverFaults } from './faults.js';
 import { cpuidBitName, type PtCaps } from './hw/cpuid.js';
 import {
   IA32_RTIT_ADDR_A, IA32_RTIT_ADDR_B, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS,
@@ -38,6 +39,7 @@ export class ContextSwitcher {
     caps: PtCaps,
     readonly mode: 'manual' | 'xsaves',
     private readonly software: readonly StepOp[] = [],
+    private readonly faults: DriverFaults = NO_FAULTS,
   ) {
     if (mode === 'xsaves') requireXsavesPt(caps);
   }
@@ -52,7 +54,12 @@ export class ContextSwitcher {
     }
     const [ctl] = await this.io.batch([rd(CTL, 'save: read CTL')]);
     const stop = traceEnOf(ctl!) ? [wr(CTL, withoutTraceEn(ctl!), 'save: TraceEn=0')] : [];
-    const vals = await this.io.batch([...stop, ...LIVE.map((m) => rd(m, 'save: read output state'))]);
+    const reads = LIVE.map((m) => rd(m, 'save: read output state'));
+    if (this.faults.has('manual-save-before-stop')) {
+      const vals = await this.io.batch([...reads, ...stop]);
+      return { kind: 'manual', ctl: ctl!, live: vals.slice(0, reads.length) };
+    }
+    const vals = await this.io.batch([...stop, ...reads]);
     return { kind: 'manual', ctl: ctl!, live: vals.slice(stop.length) };
   }
 
@@ -64,11 +71,12 @@ export class ContextSwitcher {
       await this.io.xrstors(s.area, PT_STATE_BIT);
       return;
     }
-    await this.io.batch([
+    const rest = [
       ...LIVE.map((m, i) => wr(m, s.live[i]!, 'restore: output state')),
       ...this.software.map((o) => ({ ...o, step: `restore: ${o.step}` })),
-      wr(CTL, s.ctl, 'restore: CTL last'),
-    ]);
+    ];
+    const ctl = wr(CTL, s.ctl, 'restore: CTL last');
+    await this.io.batch(this.faults.has('manual-restore-ctl-first') ? [ctl, ...rest] : [...rest, ctl]);
   }
 
   /** ADDR2/ADDR3 writes: not in component 8. */

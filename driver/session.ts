@@ -5,6 +5,7 @@ import { collect, type Collected, type TargetFigures } from './collect/collect.j
 import { LossRecorder } from './collect/ledger.js';
 import { checkRequest } from './check-request.js';
 import { ContextSwitcher } from './context-switch.js';
+import { NO_FAULTS, type DriverFaults } from './faults.js';
 import { assertNever } from './decode/index.js';
 import { IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS } from './hw/msrs.js';
 import { rd, TargetIo } from './io.js';
@@ -26,6 +27,8 @@ export interface SessionOptions {
   readonly meter?: TraceOffMeter;
   /** Raise a `slice` event every this many branches (context-switch runs). */
   readonly sliceBranches?: number;
+  /** Deliberate driver bugs (faults.ts): negative controls of the scenario suite only. */
+  readonly faults?: DriverFaults;
 }
 
 /** Everything a run produced. */
@@ -53,11 +56,12 @@ export class TraceSession {
     readonly plan: OutputPlan,
     req: TraceRequest,
     meter: TraceOffMeter | undefined,
+    faults: DriverFaults,
   ) {
-    this.handler = new PmiHandler(io, plan, this.losses, meter);
+    this.handler = new PmiHandler(io, plan, this.losses, meter, faults);
     this.handler.onPointers = (hw) => programmer.noteHw(hw);
     const mode = req.switching ?? 'none';
-    this.switcher = mode === 'none' ? undefined : new ContextSwitcher(io, probed.caps, mode, programmer.filterOps());
+    this.switcher = mode === 'none' ? undefined : new ContextSwitcher(io, probed.caps, mode, programmer.filterOps(), faults);
   }
 
   /** Probe, refuse what the CPU lacks (before any MSR write), fail safe if TraceEn=1, plan the output. */
@@ -66,10 +70,11 @@ export class TraceSession {
     const probed = await probe(target, cpu, { signal: o.signal });
     checkRequest(probed.caps, req);
     const io = new TargetIo(target, cpu, o.signal ? { signal: o.signal } : {});
-    const programmer = new Programmer(io, req);
+    const faults = o.faults ?? NO_FAULTS;
+    const programmer = new Programmer(io, req, faults);
     await programmer.assertIdle();
     const plan = req.output.scheme === 'topa' ? await TopaManager.create(io, req.output) : await SingleRangePlan.create(io, req.output);
-    return new TraceSession(io, probed, programmer, plan, req, o.meter);
+    return new TraceSession(io, probed, programmer, plan, req, o.meter, faults);
   }
 
   /** Unmask the LVT PMI entry for ToPA (SDM recipe, spec/output.md §4.5 step 1), then the enable sequence. */
@@ -108,9 +113,13 @@ export class TraceSession {
     for await (const ev of exec.events) if (!(await this.onEvent(ev))) break;
   }
 
-  /** The disable sequence, then collection. */
+  /** The disable sequence, a ToPA PMI still pending settled (PmiHandler.settleAtStop), then collection. */
   async stop(figures: TargetFigures | (() => TargetFigures) = {}): Promise<TraceResult> {
-    const final = await this.programmer.disable();
+    let final = await this.programmer.disable();
+    if (this.plan.scheme === 'topa') {
+      const settled = await this.handler.settleAtStop(final.status);
+      if (settled.record) { this.pmis.push(settled.record); final = { ...final, status: settled.status }; }
+    }
     if (typeof figures === 'function') figures = figures(); // after the flush at TraceEn 1→0
     const c = await collect(this.io, this.plan, final, this.losses, figures);
     return { ...c, probe: this.probed, pmis: this.pmis, switches: this.switches, final, ...(this.exitCode === undefined ? {} : { exitCode: this.exitCode }) };

@@ -4,6 +4,7 @@
 // LVT → restore CTL. MSR accesses go in as few batches as the order allows.
 import type { LossRecorder } from '../collect/ledger.js';
 import { withoutTraceEn } from '../ctl.js';
+import { NO_FAULTS, type DriverFaults } from '../faults.js';
 import {
   IA32_PERF_GLOBAL_STATUS, IA32_PERF_GLOBAL_STATUS_RESET, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE,
   IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS, TRACE_TOPA_PMI,
@@ -23,7 +24,13 @@ export type PmiAction =
   /** TraceEn=0 with InjectPsbPmiOnEnable=1: acknowledged, PendTopaPMI left at 1 (spec/output.md §7.4 rule 1). */
   | 'ignored-preserved'
   /** Handled: consumed, refilled, tracing restored (if it was on). */
-  | 'handled';
+  | 'handled'
+  /**
+   * Found at the final stop: an INT region filled just before TraceEn was cleared, so the PMI
+   * (or its PendTopaPMI) was still pending. Its bytes are collected with the rest; the handler
+   * cleared PendTopaPMI and acknowledged GLOBAL_STATUS[55] so nothing is left for the next user.
+   */
+  | 'final-stop';
 
 /** One PMI, for result.json figures and the report. */
 export interface PmiRecord {
@@ -54,6 +61,7 @@ export class PmiHandler {
     private readonly plan: OutputPlan,
     private readonly losses: LossRecorder,
     private readonly meter?: TraceOffMeter,
+    private readonly faults: DriverFaults = NO_FAULTS,
   ) {}
 
   /** Runs the handler for `ev` (what the target's top half saw and did). */
@@ -62,7 +70,8 @@ export class PmiHandler {
     const done = (r: Omit<PmiRecord, 'roundTrips' | 'batches'>): PmiRecord =>
       ({ ...r, roundTrips: this.io.roundTrips - rt0, batches: this.io.batches - b0 });
     const at = this.plan.chunks.bytes;
-    if (!IA32_PERF_GLOBAL_STATUS.decode(ev.globalStatus).Trace_ToPA_PMI) return done({ action: 'not-topa', stopped: false, error: false, at });
+    const topaPmi = IA32_PERF_GLOBAL_STATUS.decode(ev.globalStatus).Trace_ToPA_PMI !== this.faults.has('invert-not-topa');
+    if (!topaPmi) return done({ action: 'not-topa', stopped: false, error: false, at });
     const ctl = IA32_RTIT_CTL.decode(ev.ctl);
     if (ctl.InjectPsbPmiOnEnable && !ctl.TraceEn) {
       await this.ignorePreserved(ev);
@@ -88,7 +97,13 @@ export class PmiHandler {
     const topaStop = st.Stopped && info.atFullStopEntry;
     if (topaStop) this.losses.add(cut, null, 'stop');
     if (st.Error) this.losses.add(cut, null, 'error');
+    const restore = async (): Promise<void> => {
+      if (ctl.TraceEn && !st.Error) await this.io.batch([wr(IA32_RTIT_CTL.address, ev.ctl, 'pmi: restore CTL')]);
+    };
+    const early = this.faults.has('restore-ctl-before-refill') ? 'refill' : this.faults.has('restore-ctl-before-pointers') ? 'pointers' : undefined;
+    if (early === 'refill') await restore();
     const update = st.Error ? {} : await this.plan.refill(hw);
+    if (early === 'pointers') await restore();
     // Step 5: fix Stopped (move past the full STOP region: §4.4, §7.2); Error stays set and tracing stays off.
     let newStatus = status;
     let newMask = update.maskPtrs;
@@ -97,27 +112,56 @@ export class PmiHandler {
       newMask ??= info.nextEntry;
     }
     // Step 6: PMI preservation, TraceEn=1 at entry: clear PendTopaPMI before unmasking (§7.4 rule 2).
-    if (ctl.InjectPsbPmiOnEnable) newStatus = STATUS.encode({ ...STATUS.decode(newStatus), PendTopaPMI: false });
+    if (ctl.InjectPsbPmiOnEnable && !this.faults.has('skip-pend-clear')) newStatus = STATUS.encode({ ...STATUS.decode(newStatus), PendTopaPMI: false });
     const writes: StepOp[] = [];
     if (update.outputBase !== undefined) writes.push(wr(IA32_RTIT_OUTPUT_BASE.address, update.outputBase, 'pmi: OUTPUT_BASE'));
     if (newMask !== undefined) writes.push(wr(IA32_RTIT_OUTPUT_MASK_PTRS.address, newMask, 'pmi: OUTPUT_MASK_PTRS'));
     if (newStatus !== status) writes.push(wr(STATUS.address, newStatus, 'pmi: STATUS'));
     // Step 7: ack GLOBAL_STATUS[55] through 0x390, in the same batch.
-    await this.io.batch([...writes, ...ACK(ev.acked)]);
+    if (this.faults.has('unmask-before-clear')) await this.io.pmiEnable();
+    await this.io.batch([...writes, ...this.ack(ev.acked)]);
     if (update.outputBase !== undefined || newMask !== undefined) {
       this.onPointers?.({ outputBase: update.outputBase ?? outputBase, maskPtrs: newMask ?? maskPtrs });
     }
     // Step 8: unmask the LVT entry (the CPU masked it on delivery: spec/msrs.md §11.1).
-    await this.io.pmiEnable();
+    if (!this.faults.has('unmask-before-clear')) await this.io.pmiEnable();
     // Step 9: restore CTL; tracing resumes if it was on (not after an operational error).
     const window = await closeWindow();
-    if (ctl.TraceEn && !st.Error) await this.io.batch([wr(IA32_RTIT_CTL.address, ev.ctl, 'pmi: restore CTL')]);
+    if (early === undefined) await restore();
     return done({ action: 'handled', status, stopped: topaStop, error: st.Error, at: cut, window });
+  }
+
+  /**
+   * After the final disable (TraceEn=0, `status` as the disable read it): a ToPA PMI still pending
+   * (GLOBAL_STATUS[55]) or pended (STATUS.PendTopaPMI) is settled — PendTopaPMI cleared, [55]
+   * acknowledged, the LVT entry unmasked — and STATUS read again. Returns the record (undefined
+   * when nothing was pending) and STATUS as it now is.
+   */
+  async settleAtStop(status: bigint): Promise<{ record?: PmiRecord; status: bigint }> {
+    const rt0 = this.io.roundTrips, b0 = this.io.batches;
+    const [global] = await this.io.batch([rd(IA32_PERF_GLOBAL_STATUS.address, 'final stop: read GLOBAL_STATUS')]);
+    const raised = IA32_PERF_GLOBAL_STATUS.decode(global!).Trace_ToPA_PMI;
+    const st = STATUS.decode(status);
+    if (!raised && !st.PendTopaPMI) return { status };
+    const clear = st.PendTopaPMI ? [wr(STATUS.address, STATUS.encode({ ...st, PendTopaPMI: false }), 'final stop: clear PendTopaPMI')] : [];
+    if (this.faults.has('skip-final-settle')) return { status };
+    const [after] = (await this.io.batch([...clear, ...this.ack(!raised), rd(STATUS.address, 'final stop: read STATUS')])).slice(-1);
+    if (raised) await this.io.pmiEnable();
+    const record: PmiRecord = {
+      action: 'final-stop', roundTrips: this.io.roundTrips - rt0, batches: this.io.batches - b0, status,
+      stopped: st.Stopped, error: st.Error, at: this.plan.chunks.bytes,
+    };
+    return { record, status: after! };
   }
 
   /** §7.4 rule 1: the PMI belongs to a switched-out context; ack, unmask, leave PendTopaPMI=1. */
   private async ignorePreserved(ev: PmiEvent): Promise<void> {
-    await this.io.batch(ACK(ev.acked));
+    await this.io.batch(this.ack(ev.acked));
     await this.io.pmiEnable();
+  }
+
+  /** The acknowledgement of GLOBAL_STATUS[55], unless the top half did it (or the fault skips it). */
+  private ack(acked: boolean): StepOp[] {
+    return this.faults.has('skip-global-ack') ? [] : ACK(acked);
   }
 }

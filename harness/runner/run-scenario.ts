@@ -9,6 +9,7 @@ import { hex } from '../../driver/target.js';
 import { leaf14 } from '../../driver/probe.js';
 import { probe } from '../../driver/probe.js';
 import { RecordingTarget } from '../../driver/transcript.js';
+import type { DriverFault } from '../../driver/faults.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import { capsOf, getProfile, type CpuProfile, type ProfileName } from '../sim/profiles.js';
 import { ScenarioContext } from '../scenarios/context.js';
@@ -28,6 +29,8 @@ export interface RunSpec {
   readonly seed: number;
   /** Model knobs (negative controls; sim only). */
   readonly knobs?: readonly KnobName[];
+  /** Driver faults (negative controls of the driver; any target). */
+  readonly driverFaults?: readonly DriverFault[];
 }
 
 /**
@@ -39,7 +42,8 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
   if (on.kind !== target) throw new PtError('bad_config', `run of ${scenario.name} is for the ${target} target, but the suite's target is ${on.kind}`);
   const knobs = spec.knobs ?? [];
   const p = typeof spec.profile === 'string' ? getProfile(spec.profile) : spec.profile;
-  const env: ScenarioEnv = { target, profile: p, caps: capsOf(p), seed };
+  const faults = spec.driverFaults ?? [];
+  const env: ScenarioEnv = { target, profile: p, caps: capsOf(p), seed, ...(faults.length ? { driverFaults: new Set(faults) } : {}) };
   const base = { scenario: scenario.name, target, profile: p.name, seed };
   const tmp = await stage(dir);
   try {
@@ -76,6 +80,7 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
       if (cpu.model) ctx.figure('simPmiSkid', knobs.includes('huge-pmi-skid') ? 65536 : scenario.sim?.pmiSkid ?? SIM_DEFAULTS.pmiSkid);
       if (target !== 'sim') ctx.figure('targetDescription', cpu.description);
       if (knobs.length) ctx.figure('knobs', knobs.join(','));
+      if (faults.length) ctx.figure('driverFaults', faults.join(','));
       const r: ResultJson = { ...base, ...verdictOf(ctx.expectations), expectations: ctx.expectations, figures: ctx.figures };
       await writeVerdict(tmp, r);
       await commit(tmp, dir);

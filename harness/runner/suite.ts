@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { PtError } from '../../driver/errors.js';
 import { junitXml } from '../report/junit.js';
 import type { ResultJson } from '../report/result.js';
+import type { DriverFault } from '../../driver/faults.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import type { CpuProfile, ProfileName } from '../sim/profiles.js';
 import type { Scenario, TargetKind } from '../scenarios/scenario.js';
@@ -25,6 +26,8 @@ export interface SuitePlan {
   readonly out: string;
   /** Model knobs: sim only. */
   readonly knobs?: readonly KnobName[];
+  /** Driver faults (driver/faults.ts): any target. */
+  readonly driverFaults?: readonly DriverFault[];
   /** How to reach a qemu or ssh target. */
   readonly reach?: TargetReach;
 }
@@ -90,7 +93,7 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
       if (opts.signal?.aborted) throw new PtError('aborted', `interrupted after ${results.length} of ${jobs.length} runs`, { cause: opts.signal.reason });
       const t0 = performance.now();
       const name = typeof p === 'string' ? p : p.name;
-      const r = await runScenario({ scenario: s, target: plan.target, profile: p, seed: plan.seed, knobs: plan.knobs ?? [] }, runDirOf(plan.out, s.name, name), host);
+      const r = await runScenario({ scenario: s, target: plan.target, profile: p, seed: plan.seed, knobs: plan.knobs ?? [], driverFaults: plan.driverFaults ?? [] }, runDirOf(plan.out, s.name, name), host);
       results.push(r);
       progress(r, i + 1, jobs.length, Math.round(performance.now() - t0));
     }

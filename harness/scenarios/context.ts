@@ -6,12 +6,13 @@ import { imbalance, isLossless, lostBytes } from '../../driver/collect/ledger.js
 import { CpuFaultError } from '../../driver/errors.js';
 import type { ProbeResult } from '../../driver/probe.js';
 import type { TraceRequest } from '../../driver/request.js';
-import { TraceSession, type TraceResult } from '../../driver/session.js';
+import { TraceSession, type SessionOptions, type TraceResult } from '../../driver/session.js';
 import type { TargetEvent } from '../../driver/target.js';
 import type { RecordingTarget } from '../../driver/transcript.js';
 import type { SimTarget } from '../sim/sim-target.js';
 import { generateWorkload, type GeneratedWorkload, type WorkloadOptions } from '../sim/workload/index.js';
 import { packetStats, timingVolume } from './helpers.js';
+import { handlerOrderProblems } from './order-rules.js';
 import type { ScenarioEnv } from './scenario.js';
 
 /** One line of result.json `expectations`. */
@@ -143,7 +144,8 @@ export class ScenarioContext {
     // The model's CPU is stopped while the driver's handler runs (DESIGN.md "How the model runs"): it
     // retires no instruction then, and `bytes` shows whether anything was written in the window.
     const meter = sim ? { read: (cpu: number) => ({ instructions: 0, bytes: sim.written(cpu) }) } : undefined;
-    const s = await TraceSession.open(this.target, req, meter ? { meter, ...(o.sliceBranches ? { sliceBranches: o.sliceBranches } : {}) } : {});
+    const from = this.target.lines.length;
+    const s = await TraceSession.open(this.target, req, this.sessionOptions(meter ? { meter, ...(o.sliceBranches ? { sliceBranches: o.sliceBranches } : {}) } : {}));
     this.probed = s.probed;
     try {
       await s.start();
@@ -162,7 +164,25 @@ export class ScenarioContext {
       await s.release();
     }
     this.traceFigures(this.result);
+    this.expectHandlerOrder(from);
     return this.result;
+  }
+
+  /**
+   * After every trace run that took a ToPA PMI: the handler kept the SDM's order (order-rules.ts),
+   * read from the transcript, so the check means the same on real hardware.
+   */
+  expectHandlerOrder(from = 0): void {
+    const lines = this.target.lines.slice(from);
+    if (!lines.some((l) => l.op === 'pmi')) return;
+    const bad = handlerOrderProblems(lines);
+    this.expect('the PMI handler kept the SDM order: refill before CTL is restored, [55] acknowledged, LVT unmasked last',
+      bad.length === 0, bad.length ? bad.slice(0, 3).map((p) => `${p.rule}: ${p.detail}`).join('; ') + (bad.length > 3 ? ` (+${bad.length - 3} more)` : '') : `${lines.filter((l) => l.op === 'pmi').length} PMIs`);
+  }
+
+  /** `o` with the run's driver faults (negative controls of the driver), for every session a scenario opens. */
+  sessionOptions(o: SessionOptions = {}): SessionOptions {
+    return this.env.driverFaults?.size ? { ...o, faults: this.env.driverFaults } : o;
   }
 
   /** Records the standard figures of a trace run (result.json `figures`). */

@@ -16,7 +16,7 @@ export const errWriteWhileEnabled: Scenario = {
   negative: 'swallow-gp',
   async run(ctx) {
     const t = ctx.target, caps = ctx.env.caps;
-    const s = await TraceSession.open(t, anyOutput(caps.topaMultipleEntries));
+    const s = await TraceSession.open(t, anyOutput(caps.topaMultipleEntries), ctx.sessionOptions());
     ctx.probed = s.probed;
     try {
       await s.start();

@@ -1,6 +1,7 @@
 // What a scenario is (issue 4 item 8): a named, readable sequence against one
 // target with explicit expectations, where it applies (and why it skips
 // elsewhere), and the model knob that must turn its verdict to "fail".
+import type { DriverFaults } from '../../driver/faults.js';
 import type { PtCaps } from '../../driver/hw/cpuid.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import type { CpuProfile } from '../sim/profiles.js';
@@ -24,6 +25,8 @@ export interface ScenarioEnv {
   readonly profile: CpuProfile;
   readonly caps: PtCaps;
   readonly seed: number;
+  /** Deliberate driver bugs for this run (driver/faults.ts; negative controls of the driver). */
+  readonly driverFaults?: DriverFaults;
 }
 
 /** One named scenario. */

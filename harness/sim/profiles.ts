@@ -39,6 +39,11 @@ export interface CpuProfile {
   readonly quirks: ReadonlySet<Quirk>;
   /** IA32_VMX_MISC[14]: Intel PT may be used in VMX operation (spec/msrs.md §13). */
   readonly ptInVmx: boolean;
+  /**
+   * The CPU reads ToPA entries ahead and caches them from TraceEn 0→1 (the SDM allows it: a table
+   * must not be edited while TraceEn=1), so an edit made with TraceEn=1 may go unseen. Default none.
+   */
+  readonly topaCache?: 'none' | 'all-reachable-at-enable';
 }
 
 /** Map key of a CPUID (leaf, subleaf). Leaves without sub-leaves use subleaf 0. */
@@ -123,11 +128,12 @@ function buildLeaves(s: LeafSpec): Map<string, CpuidRegs> {
 }
 
 function profile(
-  name: string, spec: LeafSpec, p: { description: string; synthetic: boolean; quirks?: Quirk[]; ptInVmx: boolean },
+  name: string, spec: LeafSpec,
+  p: { description: string; synthetic: boolean; quirks?: Quirk[]; ptInVmx: boolean; topaCache?: CpuProfile['topaCache'] },
 ): CpuProfile {
   return Object.freeze({
     name, description: p.description, synthetic: p.synthetic, family: spec.family, model: spec.model,
-    leaves: buildLeaves(spec), quirks: new Set(p.quirks ?? []), ptInVmx: p.ptInVmx,
+    leaves: buildLeaves(spec), quirks: new Set(p.quirks ?? []), ptInVmx: p.ptInVmx, ...(p.topaCache ? { topaCache: p.topaCache } : {}),
   });
 }
 
@@ -192,8 +198,9 @@ export const PROFILES: Readonly<Record<ProfileName, CpuProfile>> = {
     xsave1: { eax: 0xf, ecx: 0x100 }, perfmon: 5, maxPhysAddr: 52, maxLinearAddr: 57,
   }, {
     description: 'Synthetic, not a real CPU: every PT feature, 4 address ranges, every MTC/CYC encoding, PSBFreq 0..5, ' +
-      'LIP, FabricEn, XSAVES of PT (which saves only ranges 0 and 1: spec/cpuid.md §7). ' + ONLY_PT_BITS,
-    synthetic: true, ptInVmx: true,
+      'LIP, FabricEn, XSAVES of PT (which saves only ranges 0 and 1: spec/cpuid.md §7). Caches the reachable ToPA ' +
+      'entries at every TraceEn 0→1, as the SDM allows, so a table edited while tracing is not seen. ' + ONLY_PT_BITS,
+    synthetic: true, ptInVmx: true, topaCache: 'all-reachable-at-enable',
   }),
 };
 

@@ -78,7 +78,8 @@ export class SimTarget implements Target {
     this.units = Array.from({ length: cpus }, () => new MsrFile(this.profile));
     this.ownsPhys = o.phys === undefined;
     this.phys = o.phys ?? new SparsePhysMemory(o.memory);
-    this.outputs = this.units.map((u) => new OutputUnit(u, this.phys, o.topa));
+    const topa: TopaOptions = { ...(this.profile.topaCache ? { topaCache: this.profile.topaCache } : {}), ...o.topa };
+    this.outputs = this.units.map((u) => new OutputUnit(u, this.phys, topa));
     this.traces = this.units.map((u, i) => new CpuTrace(u, this.outputs[i]!, o.trace));
     this.running = this.units.map(() => undefined);
     this.cr3 = o.cr3;

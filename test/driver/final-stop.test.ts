@@ -43,8 +43,42 @@ describe('STATUS.Stopped at the final stop', () => {
 
   test('a ToPA STOP the PMI handler never saw is a "stop" loss with bytes null at the end of the full STOP region', async () => {
     const { r, pmisSeen } = await runWithoutPmiHandler(stopReq, generateWorkload(3, { branches: 60_000 }));
-    expect({ pmisSeen: pmisSeen > 0, stopped: r.final.stopped, handled: r.pmis.length, lost: r.ledger.lost })
-      .toEqual({ pmisSeen: true, stopped: true, handled: 0, lost: [{ at: 3 * 4096, bytes: null, reason: 'stop' }] });
+    expect({ pmisSeen: pmisSeen > 0, stopped: r.final.stopped, actions: r.pmis.map((p) => p.action), lost: r.ledger.lost })
+      .toEqual({ pmisSeen: true, stopped: true, actions: ['final-stop'], lost: [{ at: 3 * 4096, bytes: null, reason: 'stop' }] });
+  });
+
+  test('a ToPA PMI nobody handled is settled at the final stop: GLOBAL_STATUS[55] acknowledged, LVT unmasked', async () => {
+    await using sim = await SimTarget.create({ profile: 'skylake', trace: { flushBytes: 256 } });
+    const s = await TraceSession.open(sim, stopReq);
+    try {
+      await s.start();
+      {
+        await using ex = sim.start(generateWorkload(3, { branches: 60_000 }), 0);
+        for await (const ev of ex.events) if (ev.kind !== 'pmi' && !(await s.onEvent(ev))) break;
+      }
+      const raisedBefore = (sim.unit(0).globalStatus >> 55n) & 1n;
+      await s.stop();
+      expect([raisedBefore, (sim.unit(0).globalStatus >> 55n) & 1n, (sim.unit(0).lvtPmi >> 16n) & 1n]).toEqual([1n, 0n, 0n]);
+    } finally {
+      await s.release();
+    }
+  });
+
+  test('with PMI preservation, a PendTopaPMI left at the final stop is cleared', async () => {
+    await using sim = await SimTarget.create({ profile: 'full', trace: { flushBytes: 256 } });
+    const s = await TraceSession.open(sim, { ...stopReq, pmiPreservation: true });
+    try {
+      await s.start();
+      {
+        await using ex = sim.start(generateWorkload(3, { branches: 60_000 }), 0);
+        for await (const ev of ex.events) if (ev.kind !== 'pmi' && !(await s.onEvent(ev))) break;
+      }
+      const pendBefore = (sim.unit(0).status >> 7n) & 1n;
+      const r = await s.stop();
+      expect([pendBefore, (sim.unit(0).status >> 7n) & 1n, (r.final.status >> 7n) & 1n, r.pmis.at(-1)?.action]).toEqual([1n, 0n, 0n, 'final-stop']);
+    } finally {
+      await s.release();
+    }
   });
 
   test('the ledger still balances: the stop loss counts no written byte', async () => {

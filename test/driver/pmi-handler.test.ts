@@ -34,7 +34,7 @@ describe('handler steps', () => {
     const mark = r.target.lines.length;
     await s.onEvent(ev);
     const seq = ops(r, mark);
-    const lastTopa = seq.findLastIndex((o) => o.startsWith('topa'));
+    const lastTopa = seq.map((o) => o.startsWith('topa')).lastIndexOf(true);
     expect([lastTopa > seq.indexOf('wrmsr 0x570'), lastTopa < seq.lastIndexOf('wrmsr 0x570')]).toEqual([true, true]);
   });
   test('a handled PMI costs three MSR round trips', async () => {

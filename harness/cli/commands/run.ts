@@ -20,6 +20,7 @@
 // PT, SSH failed), 130 when interrupted.
 import process from 'node:process';
 import { PtError } from '../../../driver/errors.js';
+import { driverFault, type DriverFault } from '../../../driver/faults.js';
 import type { AccelRequest } from '../../qemu/accel.js';
 import type { PtMode } from '../../qemu/qemu-target.js';
 import { TargetUnavailableError } from '../../runner/suite-target.js';
@@ -33,7 +34,7 @@ import { progressLine, summaryTable } from '../../report/summary.js';
 import type { CliIo } from '../main.js';
 
 const USAGE = [
-  'usage: ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE|all] [--seed N] [--out DIR] [--knob NAME]…',
+  'usage: ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE|all] [--seed N] [--out DIR] [--knob NAME]… [--driver-fault NAME]…',
   '         qemu: [--pt hardware|model] [--accel auto|tcg|kvm]',
   '         ssh:  --host H [--port P] [--user U] [--key FILE] [--known-host FILE]',
 ].join('\n');
@@ -55,6 +56,7 @@ const QEMU_OPTS = ['--pt', '--accel'], SSH_OPTS = ['--host', '--port', '--user',
 export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
   const names: string[] = [];
   const knobs: KnobName[] = [];
+  const driverFaults: DriverFault[] = [];
   const given = new Map<string, string>();
   let all = false, target = 'sim', cpu: string | undefined, seed = 1, out: string | undefined;
   const value = (i: number, opt: string): string => {
@@ -70,6 +72,7 @@ export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
       case '--cpu': cpu = value(++i, a); break;
       case '--out': out = value(++i, a); break;
       case '--knob': knobs.push(knob(value(++i, a))); break;
+      case '--driver-fault': driverFaults.push(driverFault(value(++i, a))); break;
       case '--seed': {
         const v = value(++i, a);
         if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) > 0xffff_ffff) throw new PtError('bad_config', `--seed must be an integer 0..4294967295, got '${v}'`);
@@ -103,7 +106,7 @@ export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
       if (why !== undefined) throw new PtError('bad_config', `scenario ${s.name} does not run on --cpu ${p.name}: ${why}`);
     }
   }
-  return { scenarios, target: kind, profiles, seed, out: out ?? defaultOut(now), knobs, ...(reach ? { reach } : {}) };
+  return { scenarios, target: kind, profiles, seed, out: out ?? defaultOut(now), knobs, ...(driverFaults.length ? { driverFaults } : {}), ...(reach ? { reach } : {}) };
 }
 
 /** The qemu/ssh connection options of `kind` from `given`; options of another target are refused. */

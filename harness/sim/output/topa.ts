@@ -60,6 +60,9 @@ export class TopaOutput {
     this.cache = this.cacheMode === 'none' ? undefined : new Map();
     this.cacheFilled = false;
     this.active = true;
+    // Read ahead now, at the enable (§4.8): what the tables say at TraceEn 0→1 is what the CPU uses,
+    // even if the driver edits them afterwards with TraceEn=1.
+    if (this.cache) this.fillCache();
   }
 
   /** TraceEn 1→0: drop the cache, deliver a PMI still in its skid, return the exact pointers. */

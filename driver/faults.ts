@@ -1,0 +1,59 @@
+// Driver fault knobs (issue 9 item 5): each one makes the driver break ONE
+// ordering or bookkeeping rule of the SDM, the way a plausible driver bug
+// would. They exist to prove that the scenario suite — the only check a lab
+// has on real hardware — catches a wrong driver, not only a wrong model:
+// test/scenarios/driver-faults.test.ts turns each on and expects a FAIL.
+// None is ever on unless asked for (`ptlab run --driver-fault NAME`).
+import { PtError } from './errors.js';
+
+/** One deliberate driver bug, named for the rule it breaks. */
+export type DriverFault =
+  /** PMI handler: CTL (TraceEn=1) is restored before the ToPA tables are refilled (spec/output.md §7.1: refill with TraceEn=0). */
+  | 'restore-ctl-before-refill'
+  /** PMI handler: CTL is restored before STATUS and the output pointers are rewritten (§7.2: those writes need TraceEn=0). */
+  | 'restore-ctl-before-pointers'
+  /** PMI handler: PendTopaPMI is left at 1 after a PMI handled with TraceEn=1 (§7.4 rule 2). */
+  | 'skip-pend-clear'
+  /** PMI handler: the LVT entry is unmasked before PendTopaPMI is cleared and [55] acknowledged (§7.4 rule 2). */
+  | 'unmask-before-clear'
+  /** PMI handler: GLOBAL_STATUS[55] is never acknowledged through IA32_PERF_GLOBAL_STATUS_RESET (spec/msrs.md §11). */
+  | 'skip-global-ack'
+  /** PMI handler: the "not a ToPA PMI" test is inverted (GLOBAL_STATUS[55] clear is taken as a ToPA PMI). */
+  | 'invert-not-topa'
+  /** Final stop: a ToPA PMI still pending or pended at the final disable is left as it is. */
+  | 'skip-final-settle'
+  /** Open: the fail-safe refusal to program a CPU someone else traces on (TraceEn=1) is skipped. */
+  | 'no-fail-safe'
+  /** Manual context restore: CTL (TraceEn=1) is written first instead of last (spec/xsave.md §5). */
+  | 'manual-restore-ctl-first'
+  /** Manual context save: the output MSRs are read before TraceEn is cleared (inexact while tracing: spec/msrs.md §5). */
+  | 'manual-save-before-stop';
+
+/** What each fault breaks, in one line (ptlab list, result.json figures). */
+export const DRIVER_FAULTS: Readonly<Record<DriverFault, string>> = {
+  'restore-ctl-before-refill': 'the PMI handler restores CTL before refilling the ToPA tables',
+  'restore-ctl-before-pointers': 'the PMI handler restores CTL before rewriting STATUS and the output pointers',
+  'skip-pend-clear': 'the PMI handler leaves PendTopaPMI set',
+  'unmask-before-clear': 'the PMI handler unmasks the LVT before clearing PendTopaPMI and acknowledging [55]',
+  'skip-global-ack': 'the PMI handler never acknowledges GLOBAL_STATUS[55]',
+  'invert-not-topa': 'the PMI handler inverts its "not a ToPA PMI" test',
+  'skip-final-settle': 'the final stop leaves a pending ToPA PMI unhandled',
+  'no-fail-safe': 'the driver programs a CPU although TraceEn is already 1',
+  'manual-restore-ctl-first': 'the manual context restore writes CTL first',
+  'manual-save-before-stop': 'the manual context save reads the output MSRs before clearing TraceEn',
+};
+
+/** Every fault name. */
+export const DRIVER_FAULT_NAMES = Object.keys(DRIVER_FAULTS) as DriverFault[];
+
+/** The set of faults a driver component consults; empty in every real run. */
+export type DriverFaults = ReadonlySet<DriverFault>;
+
+/** No fault: the driver as it should be. */
+export const NO_FAULTS: DriverFaults = new Set();
+
+/** Throws PtError('bad_config') unless `name` is a driver fault. */
+export function driverFault(name: string): DriverFault {
+  if (!(name in DRIVER_FAULTS)) throw new PtError('bad_config', `unknown driver fault '${name}' (faults: ${DRIVER_FAULT_NAMES.join(', ')})`);
+  return name as DriverFault;
+}

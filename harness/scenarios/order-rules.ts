@@ -1,0 +1,65 @@
+// The SDM's ordering rules for a ToPA PMI handler (spec/output.md §7.1, §7.2,
+// §7.4; spec/msrs.md §11, §11.1), checked on a transcript. They hold on every
+// target, real hardware included, because the transcript records what the
+// driver did — MSR writes, ToPA entry writes and the LVT unmask — in order:
+//
+//   refill    no ToPA entry, OUTPUT_BASE, OUTPUT_MASK_PTRS or STATUS is written
+//             after CTL got TraceEn=1 back (tables and pointers change only
+//             with TraceEn=0; a CPU may have read the table ahead);
+//   ack       every ToPA PMI (GLOBAL_STATUS[55]) is acknowledged through
+//             IA32_PERF_GLOBAL_STATUS_RESET after it was delivered (a handler
+//             may run late), unless the top half already did;
+//   unmask    the LVT entry is unmasked only after that acknowledgement and
+//             after the STATUS write that clears PendTopaPMI.
+import { IA32_PERF_GLOBAL_STATUS_RESET, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS, TRACE_TOPA_PMI } from '../../driver/hw/msrs.js';
+import { hex, type TranscriptLine } from '../../driver/target.js';
+
+const CTL = hex(IA32_RTIT_CTL.address), RESET = hex(IA32_PERF_GLOBAL_STATUS_RESET.address), STATUS = hex(IA32_RTIT_STATUS.address);
+const NO_WRITE_WHILE_TRACING = new Set([hex(IA32_RTIT_OUTPUT_BASE.address), hex(IA32_RTIT_OUTPUT_MASK_PTRS.address), STATUS]);
+const EVENTS: ReadonlySet<TranscriptLine['op']> = new Set(['pmi', 'slice', 'exit', 'fault']);
+
+/** One broken rule: which, at which transcript line, in words. */
+export interface OrderProblem {
+  readonly rule: 'refill' | 'ack' | 'unmask';
+  readonly seq: number;
+  readonly detail: string;
+}
+
+/** Every ToPA PMI's handler segment in `lines` (from the `pmi` line to the next event) checked against the rules. */
+export function handlerOrderProblems(lines: readonly TranscriptLine[]): OrderProblem[] {
+  const out: OrderProblem[] = [];
+  const owed: TranscriptLine[] = []; // ToPA PMIs not acknowledged yet, oldest first
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!;
+    if (l.op === 'wrmsr' && l.msr === RESET && l.fault === undefined && (BigInt(l.value!) & TRACE_TOPA_PMI) !== 0n) owed.shift();
+    if (l.op !== 'pmi' || l.value === undefined || (BigInt(l.value) & TRACE_TOPA_PMI) === 0n) continue;
+    if (!/acked=true/.test(l.result ?? '')) owed.push(l);
+    let end = i + 1;
+    while (end < lines.length && !EVENTS.has(lines[end]!.op)) end++;
+    out.push(...segmentProblems(lines.slice(i + 1, end)));
+  }
+  for (const ev of owed) out.push({ rule: 'ack', seq: ev.seq, detail: `the ToPA PMI at seq ${ev.seq} was never acknowledged through IA32_PERF_GLOBAL_STATUS_RESET` });
+  return out.sort((a, b) => a.seq - b.seq);
+}
+
+/** The refill and unmask rules inside one handler segment. */
+function segmentProblems(seg: readonly TranscriptLine[]): OrderProblem[] {
+  const out: OrderProblem[] = [];
+  const writes = (msr: string): TranscriptLine[] => seg.filter((l) => l.op === 'wrmsr' && l.msr === msr && l.fault === undefined);
+  const resumed = seg.findIndex((l) => l.op === 'wrmsr' && l.msr === CTL && l.fault === undefined && (BigInt(l.value!) & 1n) === 1n);
+  if (resumed >= 0) {
+    const late = seg.slice(resumed + 1).find((l) => l.op === 'topa' || (l.op === 'wrmsr' && NO_WRITE_WHILE_TRACING.has(l.msr!)));
+    if (late) {
+      out.push({ rule: 'refill', seq: late.seq, detail: `${late.op} ${late.msr ?? `${late.addr}[${late.index}]`} after CTL was restored with TraceEn=1 (seq ${seg[resumed]!.seq})` });
+    }
+  }
+  const acks = writes(RESET).filter((l) => (BigInt(l.value!) & TRACE_TOPA_PMI) !== 0n);
+  const unmask = seg.find((l) => l.op === 'pmi-enable');
+  if (unmask) {
+    const after = [...acks, ...writes(STATUS)].filter((l) => l.seq > unmask.seq);
+    if (after.length) {
+      out.push({ rule: 'unmask', seq: unmask.seq, detail: `the LVT was unmasked (seq ${unmask.seq}) before ${after.map((l) => `WRMSR ${l.msr} (seq ${l.seq})`).join(', ')}` });
+    }
+  }
+  return out;
+}
