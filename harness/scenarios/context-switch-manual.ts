@@ -14,6 +14,7 @@ export const contextSwitchManual: Scenario = {
   targets: ['sim', 'qemu', 'ssh'],
   skip: (env) => (env.caps.topaOutput ? undefined : 'the CPU does not enumerate ToPA output (CPUID.(14H,0):ECX[0])'),
   negative: 'stale-pointers',
+  catches: ['manual-restore-ctl-first', 'manual-save-before-stop'],
   async run(ctx) {
     const w = ctx.workload({ minBranches: 20_000 });
     const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { switching: 'manual' }), { workload: w, sliceBranches: 2000 });

@@ -3,7 +3,7 @@
 // expectations and figures of result.json (DESIGN.md "The run directory").
 import type { TargetFigures } from '../../driver/collect/collect.js';
 import { imbalance, isLossless, lostBytes } from '../../driver/collect/ledger.js';
-import { CpuFaultError } from '../../driver/errors.js';
+import { CpuFaultError, PtError } from '../../driver/errors.js';
 import type { ProbeResult } from '../../driver/probe.js';
 import type { TraceRequest } from '../../driver/request.js';
 import { TraceSession, type SessionOptions, type TraceResult } from '../../driver/session.js';
@@ -29,8 +29,12 @@ export type Figures = Record<string, number | string | boolean | null>;
 export interface TraceOpts {
   readonly workload?: GeneratedWorkload;
   readonly sliceBranches?: number;
-  /** Sees every event first; returns true when it dealt with the event itself (the session does not see it). */
-  readonly intercept?: (ev: TargetEvent, s: TraceSession) => Promise<boolean>;
+  /**
+   * Sees every event first; returns true when it dealt with the event itself (the session does not
+   * see it), or 'stop' to end the run there: the driver's stop sequence follows at once, as when a
+   * user stops tracing while the event is still unhandled.
+   */
+  readonly intercept?: (ev: TargetEvent, s: TraceSession) => Promise<boolean | 'stop'>;
 }
 
 /** How the flow of the exported files must match truth.jsonl. */
@@ -145,6 +149,7 @@ export class ScenarioContext {
     // retires no instruction then, and `bytes` shows whether anything was written in the window.
     const meter = sim ? { read: (cpu: number) => ({ instructions: 0, bytes: sim.written(cpu) }) } : undefined;
     const from = this.target.lines.length;
+    const storm = new PmiStormGuard();
     const s = await TraceSession.open(this.target, req, this.sessionOptions(meter ? { meter, ...(o.sliceBranches ? { sliceBranches: o.sliceBranches } : {}) } : {}));
     this.probed = s.probed;
     try {
@@ -154,7 +159,10 @@ export class ScenarioContext {
         for await (const ev of exec.events) {
           const skid = (ev as { model?: { bytesSincePmi?: number } }).model?.bytesSincePmi;
           if (ev.kind === 'pmi' && skid !== undefined) this.skids.push(skid);
-          if (o.intercept && await o.intercept(ev, s)) continue;
+          if (ev.kind === 'pmi') storm.see(s.plan.chunks.bytes);
+          const seen = o.intercept ? await o.intercept(ev, s) : false;
+          if (seen === 'stop') break;
+          if (seen) continue;
           if (!(await s.onEvent(ev))) break;
         }
       }
@@ -236,6 +244,23 @@ export class ScenarioContext {
    */
   expectFlowEqualsTruth(name = 'ptlab flow on the exported files equals truth.jsonl', mode: FlowMatch = 'equal'): void {
     if (this.sim) this.flowCheck = { name, mode };
+  }
+}
+
+/**
+ * Ends a run that takes far more PMIs than its output explains: a broken handler (PendTopaPMI left
+ * set re-raises the PMI at every restore: spec/output.md §7.4) would otherwise loop until memory ran
+ * out. A sound run has at most one ToPA PMI per INT region, and no scenario's INT regions are
+ * smaller than 4 KiB, so one PMI per KiB plus a few is already four times too many.
+ */
+class PmiStormGuard {
+  private pmis = 0;
+
+  see(bytesAccounted: number): void {
+    this.pmis++;
+    if (this.pmis > 16 + bytesAccounted / 1024) {
+      throw new PtError('bad_state', `PMI storm: ${this.pmis} PMIs for ${bytesAccounted} bytes of output (is PendTopaPMI left set? spec/output.md §7.4)`);
+    }
   }
 }
 

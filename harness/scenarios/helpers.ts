@@ -70,6 +70,14 @@ export function linesOf(lines: readonly TranscriptLine[], op: TranscriptLine['op
   return lines.filter((l) => l.op === op && (m === undefined || l.msr === m));
 }
 
+/**
+ * True when every PMI of a run was handled with tracing on, or settled at the final stop (an INT
+ * region that filled just before the final disable: PmiHandler.settleAtStop).
+ */
+export function everyPmiHandled(pmis: readonly { readonly action: string }[]): boolean {
+  return pmis.every((p) => p.action === 'handled' || p.action === 'final-stop');
+}
+
 /** A ToPA request of `regions` 4 KiB regions with `policy`. */
 export function topa(policy: TopaPolicy, regions = 3, extra: Omit<TraceRequest, 'output'> = {}): TraceRequest {
   return { output: { scheme: 'topa', policy, regionSize: 4096, regions }, ...extra };

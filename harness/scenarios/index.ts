@@ -30,11 +30,13 @@ import { topaCircularFresh } from './topa-circular-fresh.js';
 import { topaGrow } from './topa-grow.js';
 import { topaProtectUnread } from './topa-protect-unread.js';
 import { topaStop } from './topa-stop.js';
+import { pmiAtFinalStop } from './pmi-at-final-stop.js';
+import { failSafeBusy } from './fail-safe-busy.js';
 
 /** Every scenario. */
 export const SCENARIOS: readonly Scenario[] = [
   topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaStop, singleRangeWrap, singleEntryTopa,
-  pmiSkid, pmiPreservation, xsavesRoundtrip, xsavesPendingPmi, contextSwitchManual,
+  pmiSkid, pmiPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, contextSwitchManual, failSafeBusy,
   errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
   cr3Filter, ipFilter, tracestop, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,
   ptwrite, disTnt,

@@ -18,6 +18,7 @@ export const pmiPreservation: Scenario = {
   targets: ['sim', 'ssh'],
   skip: (env) => needsMultiEntryTopa(env.caps) ?? needs(env.caps.pmiPreservation, 'PSB and PMI preservation (CPUID.(14H,0):EBX[6])'),
   negative: 'no-pmi-preservation',
+  catches: ['skip-pend-clear'],
   async run(ctx) {
     const t = ctx.target;
     let pendAfterIgnore: boolean | undefined, ackedAfterIgnore: boolean | undefined;

@@ -1,7 +1,7 @@
 // What a scenario is (issue 4 item 8): a named, readable sequence against one
 // target with explicit expectations, where it applies (and why it skips
 // elsewhere), and the model knob that must turn its verdict to "fail".
-import type { DriverFaults } from '../../driver/faults.js';
+import type { DriverFault, DriverFaults } from '../../driver/faults.js';
 import type { PtCaps } from '../../driver/hw/cpuid.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import type { CpuProfile } from '../sim/profiles.js';
@@ -44,6 +44,8 @@ export interface Scenario {
   readonly sim?: SimSettings;
   /** The negative control: the model knob that breaks what the scenario checks. */
   readonly negative: KnobName;
+  /** Driver faults (driver/faults.ts) the scenario must catch: the negative controls of the driver. */
+  readonly catches?: readonly DriverFault[];
   /** The sequence; records expectations and figures in `ctx`. */
   run(ctx: ScenarioContext): Promise<void>;
 }

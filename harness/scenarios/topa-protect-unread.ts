@@ -1,7 +1,7 @@
 // topa-protect-unread: a reused ring with STOP+INT on the entry before unread
 // data (Linux perf `pt_buffer_reset_markers`; spec/output.md §4.4, §7.1):
 // with a timely PMI the reader keeps up and nothing is lost.
-import { linesOf } from './helpers.js';
+import { everyPmiHandled, linesOf } from './helpers.js';
 import type { Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
@@ -20,7 +20,7 @@ export const topaProtectUnread: Scenario = {
     ctx.expectEqual('the ring was reused, never reallocated (1 table + 4 regions)', allocs, 5);
     ctx.expect('the ring went round: more bytes than the ring holds', r.stream.length > 4 * 4096, `${r.stream.length} bytes`);
     ctx.expectEqual('tracing never stopped at a STOP entry', r.final.stopped, false);
-    ctx.expect('every PMI was handled', r.pmis.length >= 2 && r.pmis.every((p) => p.action === 'handled'), `${r.pmis.length} PMIs`);
+    ctx.expect('every PMI was handled', r.pmis.length >= 2 && everyPmiHandled(r.pmis), `${r.pmis.length} PMIs`);
     ctx.expectLossless(r);
   },
 };

@@ -15,6 +15,7 @@ export const topaStop: Scenario = {
   targets: ['sim'],
   skip: (env) => needsMultiEntryTopa(env.caps),
   negative: 'no-topa-stop-status',
+  catches: ['restore-ctl-before-pointers'],
   async run(ctx) {
     const { workload: w, extra } = ctx.busy(24_576);
     let held: TargetEvent | undefined;

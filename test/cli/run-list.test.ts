@@ -22,9 +22,9 @@ describe('ptlab list', () => {
     expect([code, SCENARIOS.filter((s) => !out.includes(s.name) || !out.includes(s.checks)).map((s) => s.name)]).toEqual([0, []]);
   });
 
-  test('--json gives name, checks, appliesTo, targets, negative and per-profile applicability', async () => {
+  test('--json gives name, checks, appliesTo, targets, negative, the driver faults it catches and per-profile applicability', async () => {
     const doc = JSON.parse((await ptlab('list', '--json')).out) as Record<string, unknown>[];
-    expect([doc.length, Object.keys(doc[0]!)]).toEqual([SCENARIOS.length, ['name', 'checks', 'appliesTo', 'targets', 'negative', 'sim']]);
+    expect([doc.length, Object.keys(doc[0]!)]).toEqual([SCENARIOS.length, ['name', 'checks', 'appliesTo', 'targets', 'negative', 'catches', 'sim']]);
   });
 
   test('an unknown argument is a usage error', async () => {

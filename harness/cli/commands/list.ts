@@ -27,7 +27,7 @@ export async function listCommand(argv: string[], io: CliIo): Promise<number> {
   }
   if (argv.includes('--json')) {
     const doc = SCENARIOS.map((s) => ({
-      name: s.name, checks: s.checks, appliesTo: s.appliesTo, targets: s.targets, negative: s.negative, sim: simApplicability(s),
+      name: s.name, checks: s.checks, appliesTo: s.appliesTo, targets: s.targets, negative: s.negative, catches: s.catches ?? [], sim: simApplicability(s),
     }));
     io.out(`${JSON.stringify(doc, null, 2)}\n`);
     return 0;
@@ -37,7 +37,7 @@ export async function listCommand(argv: string[], io: CliIo): Promise<number> {
   for (const s of SCENARIOS) {
     const runs = Object.entries(simApplicability(s)).filter(([, v]) => v === 'runs').map(([k]) => k);
     lines.push(`${s.name.padEnd(w)}  ${s.checks}`);
-    lines.push(`${''.padEnd(w)}  applies to: ${s.appliesTo} [sim: ${runs.join(', ') || 'none'}]; targets: ${s.targets.join(', ')}; negative control: --knob ${s.negative}`);
+    lines.push(`${''.padEnd(w)}  applies to: ${s.appliesTo} [sim: ${runs.join(', ') || 'none'}]; targets: ${s.targets.join(', ')}; negative control: --knob ${s.negative}${s.catches?.length ? `; catches --driver-fault ${s.catches.join(', ')}` : ''}`);
   }
   io.out(`${lines.join('\n')}\n\n${SCENARIOS.length} scenarios\n`);
   return 0;

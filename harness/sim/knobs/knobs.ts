@@ -45,7 +45,9 @@ export type KnobName =
   /** The packet generator ignores CTL.PTWEn (no PTW packets). */
   | 'ignore-ptwen'
   /** The packet generator ignores CTL.DisTNT (TNT packets as usual). */
-  | 'ignore-distnt';
+  | 'ignore-distnt'
+  /** RDMSR of IA32_RTIT_CTL reads TraceEn as 0 while tracing (spec/msrs.md §3.1: it reads back as written). */
+  | 'ctl-hides-traceen';
 
 /** One knob: what it breaks, and how. */
 interface KnobDef {
@@ -164,6 +166,17 @@ export const KNOBS: Readonly<Record<KnobName, KnobDef>> = {
   'ignore-timing': { summary: 'the generator ignores TSCEn and MTCEn', apply: generatorCtl((c) => c & ~(TSCEN | MTCEN)) },
   'ignore-ptwen': { summary: 'the generator ignores PTWEn', apply: generatorCtl((c) => c & ~PTWEN) },
   'ignore-distnt': { summary: 'the generator ignores DisTNT', apply: generatorCtl((c) => c & ~DISTNT) },
+  'ctl-hides-traceen': {
+    summary: 'RDMSR IA32_RTIT_CTL reads TraceEn=0 while tracing',
+    apply: (sim, cpu) => {
+      const file = sim.unit(cpu);
+      const read = file.read.bind(file);
+      file.read = (msr) => {
+        const r = read(msr);
+        return msr === 0x570 && r.ok ? { ...r, value: r.value & ~1n } : r;
+      };
+    },
+  },
 };
 
 /** Every knob name. */

@@ -1,0 +1,46 @@
+// pmi-at-final-stop: the run is stopped while a ToPA PMI is still unhandled
+// (spec/output.md §7.2, §7.4; spec/msrs.md §11): its INT region filled, the
+// CPU raised GLOBAL_STATUS[55] (and, with PMI preservation, PendTopaPMI), and
+// the stop request came first — as when a traced process exits or a user
+// stops tracing during the PMI's skid. The final stop must settle it: collect
+// the region with the rest, clear PendTopaPMI, acknowledge [55] and unmask the
+// LVT, so the next user of the CPU inherits no stale PMI.
+import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
+import { topa } from './helpers.js';
+import type { Scenario } from './scenario.js';
+import { needsMultiEntryTopa } from './topa-grow.js';
+
+/** The `pmi-at-final-stop` scenario (see the file comment). */
+export const pmiAtFinalStop: Scenario = {
+  name: 'pmi-at-final-stop',
+  checks: 'stop with a ToPA PMI unhandled: the final stop settles it (PendTopaPMI and GLOBAL_STATUS[55] clear) and collects its region; lossless',
+  appliesTo: 'CPUs with multi-entry ToPA (not Broadwell); PMI preservation where enumerated',
+  targets: ['sim', 'qemu', 'ssh'],
+  skip: (env) => needsMultiEntryTopa(env.caps),
+  negative: 'no-topa-pmi',
+  catches: ['skip-final-settle'],
+  async run(ctx) {
+    const preserve = ctx.env.caps.pmiPreservation;
+    const { workload, extra } = ctx.busy(24_576);
+    let pending = false;
+    const r = await ctx.trace(topa('grow', 3, { ...extra, ...(preserve ? { pmiPreservation: true } : {}) }), {
+      workload,
+      // The first ToPA PMI is not handed to the handler: the stop comes first.
+      intercept: async (ev) => {
+        if (ev.kind !== 'pmi' || !IA32_PERF_GLOBAL_STATUS.decode(ev.globalStatus).Trace_ToPA_PMI) return false;
+        pending = true;
+        return 'stop';
+      },
+    });
+    ctx.expect('a ToPA PMI was pending when the run was stopped', pending, pending ? 'yes' : 'the CPU raised no ToPA PMI');
+    ctx.expectEqual('the final stop settled it', r.pmis.map((p) => p.action), ['final-stop']);
+    const global = await ctx.target.rdmsr(0, IA32_PERF_GLOBAL_STATUS.address);
+    ctx.expectEqual('GLOBAL_STATUS[55] is clear after the stop', IA32_PERF_GLOBAL_STATUS.decode(global).Trace_ToPA_PMI, false);
+    if (preserve) {
+      const status = await ctx.target.rdmsr(0, IA32_RTIT_STATUS.address);
+      ctx.expectEqual('PendTopaPMI is clear after the stop', IA32_RTIT_STATUS.decode(status).PendTopaPMI, false);
+    }
+    ctx.expect('the INT region and the bytes after it were collected', r.stream.length > 2 * 4096, `${r.stream.length} bytes`);
+    ctx.expectLossless(r, { partial: true });
+  },
+};

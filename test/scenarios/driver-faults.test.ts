@@ -1,0 +1,48 @@
+// Negative controls of the DRIVER (issue 9 item 5): each driver fault breaks one SDM rule in the
+// driver itself, and the scenario suite — what a lab runs on real hardware — must turn at least
+// one verdict to FAIL. Each fault is claimed by a scenario (`catches`), and that scenario fails
+// with it on the sim, on the first profile it runs on and on `full`, while it passes without it.
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { DRIVER_FAULT_NAMES, type DriverFault } from '../../driver/faults.js';
+import { simApplicability } from '../../harness/cli/commands/list.js';
+import { runScenario } from '../../harness/runner/run-scenario.js';
+import { SCENARIOS } from '../../harness/scenarios/index.js';
+import type { Scenario } from '../../harness/scenarios/scenario.js';
+import { tmpRoot } from './tmp.js';
+import { firstProfile } from './verdicts.js';
+
+const root = await tmpRoot();
+
+function catcherOf(f: DriverFault): Scenario | undefined {
+  return SCENARIOS.find((s) => s.catches?.includes(f));
+}
+
+describe('every driver fault is caught by a scenario', () => {
+  test.for(DRIVER_FAULT_NAMES)('%s is claimed by a scenario', (f) => {
+    expect(catcherOf(f)?.name).toBeTypeOf('string');
+  });
+
+  test.for(DRIVER_FAULT_NAMES)('%s turns its scenario to FAIL on the sim', async (f) => {
+    const s = catcherOf(f)!;
+    const profiles = [...new Set([firstProfile(s), ...(simApplicability(s).full === 'runs' ? ['full' as const] : [])])];
+    const verdicts: string[] = [];
+    for (const p of profiles) {
+      const r = await runScenario({ scenario: s, target: 'sim', profile: p, seed: 1, driverFaults: [f] }, join(root, f, p));
+      verdicts.push(`${p}: ${r.verdict}`);
+    }
+    expect(verdicts).toEqual(profiles.map((p) => `${p}: fail`));
+  });
+
+  test.for([...new Set(SCENARIOS.filter((s) => s.catches?.length).map((s) => s.name))])('%s passes without a driver fault', async (name) => {
+    const s = SCENARIOS.find((x) => x.name === name)!;
+    const r = await runScenario({ scenario: s, target: 'sim', profile: firstProfile(s), seed: 1 }, join(root, 'clean', name));
+    expect(r.verdict).toBe('pass');
+  });
+
+  test('a driver fault is recorded in result.json figures', async () => {
+    const s = catcherOf('no-fail-safe')!;
+    const r = await runScenario({ scenario: s, target: 'sim', profile: firstProfile(s), seed: 1, driverFaults: ['no-fail-safe'] }, join(root, 'fig'));
+    expect(r.figures.driverFaults).toBe('no-fail-safe');
+  });
+});
