@@ -2,14 +2,15 @@
 // manually with RDMSR/WRMSR (spec/xsave.md §5: CTL first on save, last on
 // restore) or with XSAVES/XRSTORS of state component 8 (spec/xsave.md §2–§4),
 // where the CPU enumerates XSAVES and IA32_XSS[8].
-import { UnsupportedError } from './errors.js';
+import { PtError, UnsupportedError } from './errors.js';
 import { traceEnOf, withoutTraceEn } from './ctl.js';
 import { NO_FAULTS, type DriverFaults } from './faults.js';
 import { cpuidBitName, type PtCaps } from './hw/cpuid.js';
 import {
   IA32_RTIT_ADDR_A, IA32_RTIT_ADDR_B, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS,
 } from './hw/msrs.js';
-import { PT_STATE_BIT } from './hw/xsave.js';
+import { decodePtState, encodePtState, PT_STATE_BIT, ptStateBytes } from './hw/xsave.js';
+import type { PtImage } from './pmi/handler.js';
 import { rd, wr, type StepOp, type TargetIo } from './io.js';
 
 const CTL = IA32_RTIT_CTL.address;
@@ -20,6 +21,30 @@ const LIVE = [IA32_RTIT_OUTPUT_BASE.address, IA32_RTIT_OUTPUT_MASK_PTRS.address,
 export type SavedContext =
   | { readonly kind: 'manual'; readonly ctl: bigint; readonly live: readonly bigint[] }
   | { readonly kind: 'xsaves'; readonly area: Uint8Array; readonly extra: readonly bigint[] };
+
+/** The output state of a saved context (CTL, OUTPUT_BASE, MASK_PTRS, STATUS), as a PMI handler edits it. */
+export function readImage(s: SavedContext): PtImage {
+  if (s.kind === 'manual') return { ctl: s.ctl, outputBase: s.live[0]!, maskPtrs: s.live[1]!, status: s.live[2]! };
+  const st = decodePtState(componentOf(s.area));
+  return { ctl: st.IA32_RTIT_CTL, outputBase: st.IA32_RTIT_OUTPUT_BASE, maskPtrs: st.IA32_RTIT_OUTPUT_MASK_PTRS, status: st.IA32_RTIT_STATUS };
+}
+
+/** `s` with `img`'s output state: the XSAVE area is edited in place (spec/xsave.md §1.1 offsets); a manual save is copied. */
+export function writeImage(s: SavedContext, img: PtImage): SavedContext {
+  if (s.kind === 'manual') return { kind: 'manual', ctl: s.ctl, live: [img.outputBase, img.maskPtrs, img.status] };
+  const bytes = componentOf(s.area);
+  const st = decodePtState(bytes);
+  bytes.set(encodePtState({
+    ...st, IA32_RTIT_OUTPUT_BASE: img.outputBase, IA32_RTIT_OUTPUT_MASK_PTRS: img.maskPtrs, IA32_RTIT_STATUS: img.status,
+  }, bytes.length));
+  return s;
+}
+
+function componentOf(area: Uint8Array): Uint8Array {
+  const bytes = ptStateBytes(area);
+  if (!bytes) throw new PtError('bad_state', 'the XSAVE area holds no PT state (XCOMP_BV[8] = 0)');
+  return bytes;
+}
 
 /** Throws UnsupportedError unless the CPU can XSAVES PT state (spec/xsave.md §1: CPUID.(0DH,1):EAX[3] and ECX[8]). */
 export function requireXsavesPt(caps: PtCaps): void {

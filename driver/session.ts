@@ -2,9 +2,10 @@
 // plan → program → run (PMI handler, context switches) → stop → collect.
 // Written against Target and Execution only.
 import { collect, type Collected, type TargetFigures } from './collect/collect.js';
+import { PtError } from './errors.js';
 import { LossRecorder } from './collect/ledger.js';
 import { checkRequest } from './check-request.js';
-import { ContextSwitcher } from './context-switch.js';
+import { ContextSwitcher, readImage, writeImage, type SavedContext } from './context-switch.js';
 import { NO_FAULTS, type DriverFaults } from './faults.js';
 import { assertNever } from './decode/index.js';
 import { IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS } from './hw/msrs.js';
@@ -48,6 +49,8 @@ export class TraceSession {
   exitCode: number | undefined;
   private readonly handler: PmiHandler;
   private readonly switcher: ContextSwitcher | undefined;
+  /** The saved state while this context is switched out. */
+  private saved: SavedContext | undefined;
 
   private constructor(
     readonly io: TargetIo,
@@ -92,10 +95,8 @@ export class TraceSession {
       case 'slice':
         if (this.switcher) {
           // Switch out and back in: what another context does in between is the target's.
-          const saved = await this.switcher.save();
-          await this.plan.consume(await this.readPointers(saved));
-          await this.switcher.restore(saved);
-          this.switches++;
+          await this.switchOut();
+          await this.switchIn();
         }
         return true;
       case 'exit':
@@ -106,6 +107,41 @@ export class TraceSession {
       default:
         return assertNever(ev);
     }
+  }
+
+  /** Saves this context's trace state (the switcher's way) and accounts for its output so far. */
+  async switchOut(): Promise<void> {
+    if (!this.switcher) throw new PtError('bad_state', 'this trace run has no context switching (TraceRequest.switching)');
+    if (this.saved) throw new PtError('bad_state', 'the context is already switched out');
+    const saved = await this.switcher.save();
+    await this.plan.consume(await this.readPointers(saved));
+    this.saved = saved;
+  }
+
+  /** Restores the saved trace state (CTL last); tracing resumes where the saved image says. */
+  async switchIn(): Promise<void> {
+    if (!this.switcher || !this.saved) throw new PtError('bad_state', 'the context is not switched out');
+    await this.switcher.restore(this.saved);
+    this.saved = undefined;
+    this.switches++;
+  }
+
+  /** True while switched out with a filled INT region not yet handled: a ToPA PMI now is (also) this context's. */
+  get pmiDueWhileOut(): boolean {
+    return this.saved !== undefined && this.plan.intFilled(readImage(this.saved));
+  }
+
+  /** Handles a ToPA PMI for this switched-out context on its saved image (PmiHandler.handleSaved). */
+  async handleWhileOut(ev: Extract<TargetEvent, { kind: 'pmi' }>, ack: boolean): Promise<void> {
+    if (!this.saved) throw new PtError('bad_state', 'the context is not switched out');
+    const img = readImage(this.saved);
+    this.pmis.push(await this.handler.handleSaved(ev, img, ack));
+    this.saved = writeImage(this.saved, img);
+  }
+
+  /** Acknowledges a ToPA PMI and unmasks the LVT without touching this context's tracing. */
+  async acknowledge(ev: Extract<TargetEvent, { kind: 'pmi' }>): Promise<void> {
+    await this.handler.acknowledge(ev);
   }
 
   /** Runs the event loop of `exec` until `exit`. */

@@ -69,6 +69,12 @@ export interface Workload {
 export interface StartOpts extends CallOpts {
   /** Raise a `slice` event (a preemption point) every this many branches. */
   readonly sliceBranches?: number;
+  /**
+   * Another software thread on a CPU that already runs one: the executions share the CPU and its
+   * PT unit, and the driver decides which one runs by pulling its events (several contexts:
+   * driver/contexts.ts). A target that cannot time-share a CPU this way refuses with 'bad_state'.
+   */
+  readonly thread?: boolean;
 }
 
 /** Something the traced CPU did that the driver must look at. */

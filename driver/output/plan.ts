@@ -36,6 +36,11 @@ export interface OutputPlan {
   refill(hw: HwPointers): Promise<PointerUpdate>;
   /** What the pointers `hw` mean (for the Stopped fix). */
   pointerInfo(hw: HwPointers): PointerInfo;
+  /**
+   * True when the CPU, now at `hw`, has filled an INT region not yet accounted for: a ToPA PMI of
+   * this plan is due (how the driver tells whose PMI it is when several contexts share a CPU).
+   */
+  intFilled(hw: HwPointers): boolean;
   /** Frees every region and table, after collection. */
   release(): Promise<void>;
 }

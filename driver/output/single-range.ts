@@ -40,6 +40,11 @@ export class SingleRangePlan implements OutputPlan {
     return {};
   }
 
+  /** Single-range output raises no ToPA PMI (spec/output.md §3). */
+  intFilled(): boolean {
+    return false;
+  }
+
   pointerInfo(): PointerInfo {
     return { atFullStopEntry: false };
   }

@@ -10,9 +10,17 @@ import {
   IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS, TRACE_TOPA_PMI,
 } from '../hw/msrs.js';
 import { rd, wr, type StepOp, type TargetIo } from '../io.js';
-import type { HwPointers, OutputPlan } from '../output/plan.js';
+import type { HwPointers, OutputPlan, PointerInfo, PointerUpdate } from '../output/plan.js';
 import type { TargetEvent } from '../target.js';
 import { openWindow, type TraceOffMeter, type TraceOffWindow } from './window.js';
+
+/** The saved PT state of a switched-out context that a PMI handler may edit (context-switch.ts). */
+export interface PtImage {
+  readonly ctl: bigint;
+  outputBase: bigint;
+  maskPtrs: bigint;
+  status: bigint;
+}
 
 /** A `pmi` event of the target. */
 export type PmiEvent = Extract<TargetEvent, { kind: 'pmi' }>;
@@ -25,6 +33,8 @@ export type PmiAction =
   | 'ignored-preserved'
   /** Handled: consumed, refilled, tracing restored (if it was on). */
   | 'handled'
+  /** Handled for a switched-out context, on its saved image (PmiHandler.handleSaved). */
+  | 'handled-saved'
   /**
    * Found at the final stop: an INT region filled just before TraceEn was cleared, so the PMI
    * (or its PendTopaPMI) was still pending. Its bytes are collected with the rest; the handler
@@ -89,14 +99,8 @@ export class PmiHandler {
     const [outputBase, maskPtrs, status] = vals.slice(stopOp.length) as [bigint, bigint, bigint];
     const hw = { outputBase, maskPtrs };
     this.onPointers?.(hw);
-    const st = STATUS.decode(status);
-    // Step 4: consume and refill. Where the pointer is must be known before the refill moves markers.
-    const info = this.plan.pointerInfo(hw);
-    await this.plan.consume(hw);
-    const cut = this.plan.chunks.bytes;
-    const topaStop = st.Stopped && info.atFullStopEntry;
-    if (topaStop) this.losses.add(cut, null, 'stop');
-    if (st.Error) this.losses.add(cut, null, 'error');
+    // Step 4: consume and refill.
+    const { st, cut, topaStop, info } = await this.account(hw, status);
     const restore = async (): Promise<void> => {
       if (ctl.TraceEn && !st.Error) await this.io.batch([wr(IA32_RTIT_CTL.address, ev.ctl, 'pmi: restore CTL')]);
     };
@@ -104,15 +108,8 @@ export class PmiHandler {
     if (early === 'refill') await restore();
     const update = st.Error ? {} : await this.plan.refill(hw);
     if (early === 'pointers') await restore();
-    // Step 5: fix Stopped (move past the full STOP region: §4.4, §7.2); Error stays set and tracing stays off.
-    let newStatus = status;
-    let newMask = update.maskPtrs;
-    if (topaStop || (st.Stopped && update.maskPtrs !== undefined)) {
-      newStatus = STATUS.encode({ ...STATUS.decode(newStatus), Stopped: false });
-      newMask ??= info.nextEntry;
-    }
-    // Step 6: PMI preservation, TraceEn=1 at entry: clear PendTopaPMI before unmasking (§7.4 rule 2).
-    if (ctl.InjectPsbPmiOnEnable && !this.faults.has('skip-pend-clear')) newStatus = STATUS.encode({ ...STATUS.decode(newStatus), PendTopaPMI: false });
+    // Steps 5–6: STATUS and MASK_PTRS to write back.
+    const { status: newStatus, maskPtrs: newMask } = this.fixes(status, topaStop, info, update, ctl.InjectPsbPmiOnEnable);
     const writes: StepOp[] = [];
     if (update.outputBase !== undefined) writes.push(wr(IA32_RTIT_OUTPUT_BASE.address, update.outputBase, 'pmi: OUTPUT_BASE'));
     if (newMask !== undefined) writes.push(wr(IA32_RTIT_OUTPUT_MASK_PTRS.address, newMask, 'pmi: OUTPUT_MASK_PTRS'));
@@ -129,6 +126,66 @@ export class PmiHandler {
     const window = await closeWindow();
     if (early === undefined) await restore();
     return done({ action: 'handled', status, stopped: topaStop, error: st.Error, at: cut, window });
+  }
+
+  /**
+   * A ToPA PMI that belongs to this plan's context while it is switched out (saved by XSAVES or by
+   * hand; another context may be loaded and tracing): the SDM's motivating case for PMIs across
+   * XSAVES. The same steps as `handle`, but on the saved image instead of the MSRs: the pointers
+   * and STATUS come from the image, the tables are refilled in memory, and the fixed STATUS and
+   * MASK_PTRS go back into the image, which the next restore loads. The live PT state is not
+   * touched. GLOBAL_STATUS[55] is acknowledged and the LVT unmasked unless `ack` is false (the
+   * caller acknowledges once for several contexts).
+   */
+  async handleSaved(ev: PmiEvent, image: PtImage, ack = true): Promise<PmiRecord> {
+    const rt0 = this.io.roundTrips, b0 = this.io.batches;
+    const hw = { outputBase: image.outputBase, maskPtrs: image.maskPtrs };
+    const ctl = IA32_RTIT_CTL.decode(image.ctl);
+    const { st, cut, topaStop, info } = await this.account(hw, image.status);
+    const update = st.Error ? {} : await this.plan.refill(hw);
+    const fixed = this.fixes(image.status, topaStop, info, update, ctl.InjectPsbPmiOnEnable);
+    image.status = fixed.status;
+    if (update.outputBase !== undefined) image.outputBase = update.outputBase;
+    if (fixed.maskPtrs !== undefined) image.maskPtrs = fixed.maskPtrs;
+    if (ack) {
+      await this.io.batch(this.ack(ev.acked));
+      await this.io.pmiEnable();
+    }
+    return { action: 'handled-saved', roundTrips: this.io.roundTrips - rt0, batches: this.io.batches - b0, status: image.status, stopped: topaStop, error: st.Error, at: cut };
+  }
+
+  /** Acknowledges [55] and unmasks the LVT entry without touching tracing (after `handleSaved` with ack=false). */
+  async acknowledge(ev: PmiEvent): Promise<void> {
+    await this.io.batch(this.ack(ev.acked));
+    await this.io.pmiEnable();
+  }
+
+  /** Step 4, first half: account for everything up to `hw` and ledger a STOP cut or an operational error. */
+  private async account(hw: HwPointers, status: bigint): Promise<{ st: ReturnType<typeof STATUS.decode>; cut: number; topaStop: boolean; info: PointerInfo }> {
+    const st = STATUS.decode(status);
+    // Where the pointer is must be known before the refill moves markers.
+    const info = this.plan.pointerInfo(hw);
+    await this.plan.consume(hw);
+    const cut = this.plan.chunks.bytes;
+    const topaStop = st.Stopped && info.atFullStopEntry;
+    if (topaStop) this.losses.add(cut, null, 'stop');
+    if (st.Error) this.losses.add(cut, null, 'error');
+    return { st, cut, topaStop, info };
+  }
+
+  /**
+   * Steps 5–6: Stopped cleared with MASK_PTRS moved past a full STOP region (§4.4, §7.2; Error stays
+   * set and tracing stays off), and PendTopaPMI cleared under PMI preservation (§7.4 rule 2).
+   */
+  private fixes(status: bigint, topaStop: boolean, info: PointerInfo, update: PointerUpdate, preserving: boolean): { status: bigint; maskPtrs?: bigint } {
+    let s = status;
+    let mask = update.maskPtrs;
+    if (topaStop || (STATUS.decode(s).Stopped && update.maskPtrs !== undefined)) {
+      s = STATUS.encode({ ...STATUS.decode(s), Stopped: false });
+      mask ??= info.nextEntry;
+    }
+    if (preserving && !this.faults.has('skip-pend-clear')) s = STATUS.encode({ ...STATUS.decode(s), PendTopaPMI: false });
+    return mask === undefined ? { status: s } : { status: s, maskPtrs: mask };
   }
 
   /**

@@ -36,6 +36,8 @@ export class TopaManager implements OutputPlan {
   readonly placements: Placement[] = [];
   /** Everything up to here is accounted for in `chunks`. */
   cursor: Position = { p: 0, off: 0 };
+  /** Placements before this one hold no INT region still waiting for its PMI's refill. */
+  private serviced = 0;
   private readonly owned: PhysRegion[] = [];
   private readonly policy: PolicyImpl;
 
@@ -112,9 +114,24 @@ export class TopaManager implements OutputPlan {
     this.cursor = pos;
   }
 
-  /** The policy's refill (spec/output.md §7.1). */
+  /** The policy's refill (spec/output.md §7.1); every INT region filled up to the cursor is then serviced. */
   async refill(hw: HwPointers): Promise<PointerUpdate> {
-    return this.policy.refill(this, hw);
+    const c = this.cursor;
+    const full = c.off === this.placements[c.p]?.region.size;
+    const update = await this.policy.refill(this, hw);
+    this.serviced = Math.max(this.serviced, full ? c.p + 1 : c.p);
+    return update;
+  }
+
+  intFilled(hw: HwPointers): boolean {
+    const pos = this.resolve(hw);
+    for (let p = this.serviced; p <= pos.p; p++) {
+      const pl = this.placements[p]!;
+      const slot = pl.table.slots[pl.index];
+      const full = p < pos.p || pos.off === pl.region.size;
+      if (full && slot?.kind === 'output' && slot.int) return true;
+    }
+    return false;
   }
 
   pointerInfo(hw: HwPointers): PointerInfo {

@@ -64,6 +64,8 @@ export class ScenarioContext {
   probed: ProbeResult | undefined;
   /** Bytes of the SimPmiEvent skid (sim: bytes written between the PMI and the handler), per PMI. */
   readonly skids: number[] = [];
+  /** Which truth lines go to truth.jsonl (several contexts on one CPU: the exported trace's own). Default all. */
+  truthFilter: ((lines: readonly string[]) => string[]) | undefined;
   /** Run `ptlab flow` on the exported files and compare with truth.jsonl (a deferred expectation). */
   flowCheck: { readonly name: string; readonly mode: FlowMatch } | undefined;
 

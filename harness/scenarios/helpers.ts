@@ -75,7 +75,7 @@ export function linesOf(lines: readonly TranscriptLine[], op: TranscriptLine['op
  * region that filled just before the final disable: PmiHandler.settleAtStop).
  */
 export function everyPmiHandled(pmis: readonly { readonly action: string }[]): boolean {
-  return pmis.every((p) => p.action === 'handled' || p.action === 'final-stop');
+  return pmis.every((p) => p.action === 'handled' || p.action === 'handled-saved' || p.action === 'final-stop');
 }
 
 /** A ToPA request of `regions` 4 KiB regions with `policy`. */

@@ -32,11 +32,12 @@ import { topaProtectUnread } from './topa-protect-unread.js';
 import { topaStop } from './topa-stop.js';
 import { pmiAtFinalStop } from './pmi-at-final-stop.js';
 import { failSafeBusy } from './fail-safe-busy.js';
+import { xsavesPmiOtherContext } from './xsaves-pmi-other-context.js';
 
 /** Every scenario. */
 export const SCENARIOS: readonly Scenario[] = [
   topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaStop, singleRangeWrap, singleEntryTopa,
-  pmiSkid, pmiPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, contextSwitchManual, failSafeBusy,
+  pmiSkid, pmiPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, contextSwitchManual, failSafeBusy,
   errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
   cr3Filter, ipFilter, tracestop, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,
   ptwrite, disTnt,

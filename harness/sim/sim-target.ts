@@ -17,7 +17,7 @@ import type { TopaOptions } from './output/topa.js';
 import { SparsePhysMemory, type SparsePhysMemoryOptions } from './phys-memory.js';
 import { cpuidOf, getProfile, type CpuProfile, type ProfileName } from './profiles.js';
 import { WorkloadModel } from './workload/model.js';
-import { xrstors, xsaves, xsavesAreaSize } from './xsave.js';
+import { xrstors, xsaves, xsavesAreaSize, type XrstorsQuirk } from './xsave.js';
 
 /**
  * What the model needs of its physical memory: the driver's allocator and accesses (Target.phys),
@@ -65,9 +65,12 @@ export class SimTarget implements Target {
   private readonly units: MsrFile[];
   private readonly outputs: OutputUnit[];
   private readonly traces: CpuTrace[];
-  private readonly running: (SimExecution | undefined)[];
+  /** The executions of each CPU (more than one only for `thread` starts). */
+  private readonly running: Set<SimExecution>[];
   private readonly cr3: bigint | undefined;
   private disposed = false;
+  /** A broken XRSTORS order per CPU (negative controls only: knobs.ts). */
+  readonly xrstorsQuirk: (XrstorsQuirk | undefined)[] = [];
 
   private constructor(o: SimTargetOptions) {
     this.profile = typeof o.profile === 'string' ? getProfile(o.profile) : o.profile;
@@ -81,7 +84,7 @@ export class SimTarget implements Target {
     const topa: TopaOptions = { ...(this.profile.topaCache ? { topaCache: this.profile.topaCache } : {}), ...o.topa };
     this.outputs = this.units.map((u) => new OutputUnit(u, this.phys, topa));
     this.traces = this.units.map((u, i) => new CpuTrace(u, this.outputs[i]!, o.trace));
-    this.running = this.units.map(() => undefined);
+    this.running = this.units.map(() => new Set());
     this.cr3 = o.cr3;
   }
 
@@ -195,31 +198,33 @@ export class SimTarget implements Target {
 
   /** XRSTORS (spec/xsave.md §3); throws GeneralProtectionError on #GP. */
   xrstorsNow(cpu: number, area: Uint8Array, rfbm: bigint): void {
-    const f = xrstors(this.unit(cpu), area, rfbm);
+    const f = xrstors(this.unit(cpu), area, rfbm, this.xrstorsQuirk[cpu]);
     if (f) throw new GeneralProtectionError(f);
   }
 
   /**
    * Runs `workload.model` (a WorkloadModel) on `cpu`. The CPU is in the driver's untraced handler
-   * until the first pull and again at every event; one execution per CPU at a time.
+   * until the first pull and again at every event. One execution per CPU, unless started as a
+   * `thread`: then the executions share the CPU, its PT unit and its PMI latch, and the one whose
+   * events the driver pulls is the one that runs (each resumes where its own path stopped).
    */
   start(workload: Workload, cpu: number, opts?: StartOpts): Execution {
     this.enter(cpu, opts);
-    if (this.running[cpu]) throw new PtError('bad_state', `${this.description}: CPU ${cpu} is already running a workload`);
+    if (this.running[cpu]!.size > 0 && !opts?.thread) throw new PtError('bad_state', `${this.description}: CPU ${cpu} is already running a workload (start it as a thread to share the CPU)`);
     const model = workload.model;
     const engine = model instanceof WorkloadModel
       ? new Engine(model, this.traces[cpu]!, { ...(opts?.sliceBranches !== undefined ? { sliceBranches: opts.sliceBranches } : {}), ...(this.cr3 !== undefined ? { cr3: this.cr3 } : {}) })
       : new PtError('bad_config', `${this.description}: workload ${workload.name} has no WorkloadModel; the model can only run generated workloads`);
     const ex = new SimExecution(cpu, this.traces[cpu]!, engine, opts?.signal, () => {
-      if (this.running[cpu] === ex) this.running[cpu] = undefined;
+      this.running[cpu]!.delete(ex);
     });
-    this.running[cpu] = ex;
+    this.running[cpu]!.add(ex);
     return ex;
   }
 
   /** True while a workload runs on any CPU. */
   get busy(): boolean {
-    return this.running.some((ex) => ex !== undefined);
+    return this.running.some((set) => set.size > 0);
   }
 
   /** truth.jsonl lines of `cpu` since the target was created (empty unless `trace.truth` is set). */
@@ -248,7 +253,7 @@ export class SimTarget implements Target {
 
   /** Stops every running execution (the CPUs stay in the handler). */
   async stopAll(): Promise<void> {
-    for (const ex of this.running) await ex?.[Symbol.asyncDispose]();
+    for (const set of this.running) for (const ex of [...set]) await ex[Symbol.asyncDispose]();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

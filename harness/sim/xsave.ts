@@ -88,6 +88,9 @@ export function xsaves(f: MsrFile, rfbm: bigint): Uint8Array {
 }
 
 type XFault = Omit<CpuFault, 'vector'>;
+
+/** Broken XRSTORS orders, for negative controls only (knobs.ts): CTL loaded first, or CTL alone. */
+export type XrstorsQuirk = 'ctl-first' | 'only-ctl';
 const fault = (reason: string, msr?: number, value?: bigint): XFault =>
   msr === undefined ? { op: 'xrstors', reason } : { op: 'xrstors', msr, value: value ?? 0n, reason };
 
@@ -95,7 +98,7 @@ const fault = (reason: string, msr?: number, value?: bigint): XFault =>
  * XRSTORS of `area` with RFBM = `rfbm` (spec/xsave.md §3). Returns the #GP as data; before a #GP
  * nothing is changed (the model checks everything first). CTL is loaded last.
  */
-export function xrstors(f: MsrFile, area: Uint8Array, rfbm: bigint): XFault | undefined {
+export function xrstors(f: MsrFile, area: Uint8Array, rfbm: bigint, quirk?: XrstorsQuirk): XFault | undefined {
   requireXsavePt(f);
   if (area.length < XSAVE_EXTENDED) return fault(`area of ${area.length} bytes is shorter than the legacy region and header`);
   const dv = new DataView(area.buffer, area.byteOffset, area.byteLength);
@@ -134,7 +137,9 @@ export function xrstors(f: MsrFile, area: Uint8Array, rfbm: bigint): XFault | un
     if (gp) return fault(gp.reason, msr, v);
   }
   // Step 5: load the others, CTL last (it may start tracing: spec/xsave.md §3 step 6).
-  for (let i = 1; i < PT_AREA_MSRS.length; i++) if (implemented(f, PT_AREA_MSRS[i]!)) f.store(PT_AREA_MSRS[i]!, image[i]!);
+  if (quirk === 'ctl-first') f.store(0x570, image[0]!);
+  if (quirk !== 'only-ctl') for (let i = 1; i < PT_AREA_MSRS.length; i++) if (implemented(f, PT_AREA_MSRS[i]!)) f.store(PT_AREA_MSRS[i]!, image[i]!);
+  if (quirk === 'ctl-first') return undefined;
   // The initial configuration reads 0 in every MSR but MASK_PTRS (spec/xsave.md §1.2), so the
   // read-only STATUS bits 0–2 are cleared too; a loaded image follows WRMSR (bits 0–2 ignored).
   if ((xstateBv & PT_BIT) === 0n) f.status = 0n;

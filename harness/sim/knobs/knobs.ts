@@ -26,6 +26,10 @@ export type KnobName =
   | 'stale-pointers'
   /** XRSTORS restores everything but TraceEn (spec/xsave.md). */
   | 'xrstors-drops-traceen'
+  /** XRSTORS loads CTL first, then the other eight MSRs (spec/xsave.md §3 step 5: CTL is loaded last). */
+  | 'xrstors-ctl-first'
+  /** XRSTORS loads CTL only; the other eight MSRs keep what they held. */
+  | 'xrstors-only-ctl'
   /** The internal buffer never overflows (no OVF, no drops). */
   | 'no-overflow'
   /** The packet generator ignores CTL.CR3Filter. */
@@ -149,6 +153,14 @@ export const KNOBS: Readonly<Record<KnobName, KnobDef>> = {
         if (file.traceEn) file.store(0x570, file.ctl & ~1n);
       };
     },
+  },
+  'xrstors-ctl-first': {
+    summary: 'XRSTORS loads CTL first (tracing starts on the old pointers), then the rest',
+    apply: (sim, cpu) => { sim.xrstorsQuirk[cpu] = 'ctl-first'; },
+  },
+  'xrstors-only-ctl': {
+    summary: 'XRSTORS loads CTL only',
+    apply: (sim, cpu) => { sim.xrstorsQuirk[cpu] = 'only-ctl'; },
   },
   'no-overflow': {
     summary: 'the internal buffer never overflows',

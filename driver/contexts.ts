@@ -1,0 +1,183 @@
+// Several software contexts on one CPU (issue 9 item 1, 3): each has its own
+// workload, its own PT configuration and output (a TraceSession), and the
+// driver's context switch runs between them at every `slice` event — the
+// situation XSAVES/XRSTORS of PT state exist for (spec/xsave.md §2–§4).
+//
+// A ToPA PMI can then arrive while another context is loaded: its INT region
+// filled just before the switch, and the PMI (imprecise, spec/output.md §4.5)
+// was delivered after XSAVES. Without PMI preservation the handler must edit
+// the switched-out context's tables and saved image, not the MSRs, which hold
+// someone else's state (the SDM's motivating case for the ToPA PMI across
+// XSAVES). With PMI preservation a PMI taken with TraceEn=0 is left pended
+// instead (§7.4 rule 1) and comes back at the context's XRSTORS.
+import type { TargetFigures } from './collect/collect.js';
+import { PtError } from './errors.js';
+import { IA32_PERF_GLOBAL_STATUS } from './hw/msrs.js';
+import type { TraceRequest } from './request.js';
+import { TraceSession, type SessionOptions, type TraceResult } from './session.js';
+import type { Execution, Target, TargetEvent, Workload } from './target.js';
+
+/** One software context: what it runs and how it is traced (`req.switching` must not be 'none'). */
+export interface ContextSpec {
+  readonly name: string;
+  readonly workload: Workload;
+  readonly req: TraceRequest;
+}
+
+/** Options of a multi-context run. */
+export interface ContextRunOptions extends SessionOptions {
+  /** Branches each context runs before the CPU switches to the next one. */
+  readonly sliceBranches: number;
+  /**
+   * Bytes the CPU has written to memory so far (sim: SimTarget.written): when given, each
+   * context's `written` is what the CPU wrote while that context's state was loaded.
+   */
+  readonly writtenNow?: () => number;
+  /** Sees every event and the index of the context whose state is loaded, before the driver acts. */
+  readonly onEvent?: (ev: TargetEvent, loaded: number) => void;
+}
+
+/** What one context produced. */
+export interface ContextResult extends TraceResult {
+  readonly name: string;
+}
+
+/**
+ * Runs `specs` round-robin on one CPU of `target` until every workload exits; returns each
+ * context's collected stream and ledger. The first context starts traced; a context runs for the
+ * first time after the previous one was switched out (its own enable sequence), later ones
+ * resume with the driver's restore.
+ */
+export async function traceContexts(target: Target, specs: readonly ContextSpec[], o: ContextRunOptions): Promise<ContextResult[]> {
+  if (specs.length === 0) throw new PtError('bad_config', 'no context to run');
+  for (const s of specs) {
+    if ((s.req.switching ?? 'none') === 'none') throw new PtError('bad_config', `context ${s.name}: a shared CPU needs switching 'xsaves' or 'manual'`);
+  }
+  const cpu = o.cpu ?? 0;
+  const sessions: TraceSession[] = [];
+  const execs: Execution[] = [];
+  try {
+    for (const s of specs) sessions.push(await TraceSession.open(target, s.req, o));
+    return await new Scheduler(target, specs, sessions, execs, cpu, o).run();
+  } finally {
+    for (const e of execs) await e[Symbol.asyncDispose]();
+    for (const s of sessions) await s.release();
+  }
+}
+
+/** The round-robin loop: which context is loaded, the switches, and whose PMI it is. */
+class Scheduler {
+  private loaded = 0;
+  private readonly started = new Set<number>();
+  private readonly live = new Set<number>();
+  private readonly results: (ContextResult | undefined)[];
+  private readonly written: number[];
+  private mark = 0;
+
+  constructor(
+    private readonly target: Target,
+    private readonly specs: readonly ContextSpec[],
+    private readonly sessions: readonly TraceSession[],
+    private readonly execs: Execution[],
+    private readonly cpu: number,
+    private readonly o: ContextRunOptions,
+  ) {
+    this.results = specs.map(() => undefined);
+    this.written = specs.map(() => 0);
+  }
+
+  async run(): Promise<ContextResult[]> {
+    const iters: AsyncIterator<TargetEvent>[] = [];
+    for (const [i, s] of this.specs.entries()) {
+      const exec = this.target.start(s.workload, this.cpu, {
+        sliceBranches: this.o.sliceBranches, ...(i > 0 ? { thread: true } : {}), ...(this.o.signal ? { signal: this.o.signal } : {}),
+      });
+      this.execs.push(exec);
+      iters.push(exec.events[Symbol.asyncIterator]());
+      this.live.add(i);
+    }
+    this.mark = this.o.writtenNow?.() ?? 0;
+    await this.enter(0);
+    while (this.live.size > 0) {
+      const cur = this.loaded;
+      const next = await iters[cur]!.next();
+      if (next.done) throw new PtError('bad_state', `context ${this.specs[cur]!.name}: its events ended without an exit`);
+      const ev = next.value;
+      this.o.onEvent?.(ev, cur);
+      switch (ev.kind) {
+        case 'pmi': await this.pmi(ev); break;
+        case 'slice': await this.rotate(); break;
+        case 'exit': await this.finish(cur, ev.code); break;
+        case 'fault': throw ev.error;
+        default: { const x: never = ev; throw new PtError('bad_state', `unknown event ${String(x)}`); }
+      }
+    }
+    return this.results.map((r) => r!);
+  }
+
+  /**
+   * A PMI: switched-out contexts with a filled INT region are handled on their saved images; if
+   * none is due, the PMI is the loaded context's and its handler runs as on a single context.
+   */
+  private async pmi(ev: Extract<TargetEvent, { kind: 'pmi' }>): Promise<void> {
+    const topa = IA32_PERF_GLOBAL_STATUS.decode(ev.globalStatus).Trace_ToPA_PMI;
+    const out = topa ? [...this.started].filter((i) => i !== this.loaded && this.live.has(i) && this.sessions[i]!.pmiDueWhileOut) : [];
+    if (out.length === 0) {
+      await this.sessions[this.loaded]!.onEvent(ev);
+      return;
+    }
+    for (const i of out) await this.sessions[i]!.handleWhileOut(ev, false);
+    await this.sessions[out[0]!]!.acknowledge(ev);
+  }
+
+  /** A slice: the loaded context is switched out and the next live one in. */
+  private async rotate(): Promise<void> {
+    const next = this.after(this.loaded);
+    if (next === this.loaded) {
+      await this.sessions[this.loaded]!.onEvent({ kind: 'slice', cpu: this.cpu, branches: 0 }); // alone: out and back in
+      return;
+    }
+    await this.sessions[this.loaded]!.switchOut();
+    this.attribute(this.loaded);
+    await this.enter(next);
+  }
+
+  /** The loaded context's workload exited: its stop and collection, then the next context. */
+  private async finish(i: number, code: number): Promise<void> {
+    const s = this.sessions[i]!;
+    s.exitCode = code;
+    const result = await s.stop(() => {
+      this.attribute(i);
+      return this.o.writtenNow ? { written: this.written[i]! } satisfies TargetFigures : {};
+    });
+    this.results[i] = { ...result, name: this.specs[i]!.name };
+    this.live.delete(i);
+    if (this.live.size > 0) await this.enter(this.after(i));
+  }
+
+  /** Loads context `i`: its first enable, or the restore of its saved state. */
+  private async enter(i: number): Promise<void> {
+    this.loaded = i;
+    if (this.started.has(i)) {
+      await this.sessions[i]!.switchIn();
+    } else {
+      this.started.add(i);
+      await this.sessions[i]!.start();
+    }
+  }
+
+  /** The live context after `i`, round robin (`i` itself when it is the only one). */
+  private after(i: number): number {
+    const n = this.specs.length;
+    for (let k = 1; k <= n; k++) if (this.live.has((i + k) % n)) return (i + k) % n;
+    return i;
+  }
+
+  /** Bytes written since the last attribution belong to context `i` (its state was loaded). */
+  private attribute(i: number): void {
+    if (!this.o.writtenNow) return;
+    const now = this.o.writtenNow();
+    this.written[i]! += now - this.mark;
+    this.mark = now;
+  }
+}

@@ -1,0 +1,60 @@
+// xsaves-pmi-other-context: the SDM's motivating case for the ToPA PMI across
+// XSAVES (spec/output.md §7.3–§7.4, spec/xsave.md §2–§4). Two software
+// contexts share one CPU, each with its own workload (at its own address) and
+// its own ToPA output; the driver switches between them with XSAVES/XRSTORS
+// every few dozen branches. A ToPA PMI whose INT region filled just before a
+// switch is delivered after XSAVES, while the other context is loaded and
+// tracing. Without PMI preservation the handler must service the switched-out
+// context on its saved image and its tables in memory, never the MSRs (which
+// hold the other context's state). Each context's trace must then be whole,
+// lossless, and hold only its own workload's flow.
+import { IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
+import { traceContexts, type ContextResult } from '../../driver/contexts.js';
+import { generateWorkload } from '../sim/workload/index.js';
+import { everyPmiHandled, timingVolume, topa } from './helpers.js';
+import { firstSkip, needs, type Scenario } from './scenario.js';
+import { needsMultiEntryTopa } from './topa-grow.js';
+import { ownedTruth } from './truth-owner.js';
+
+/** Where the second context's workload lives: clear of the first (0x10000000) and below 2^31. */
+const SECOND_BASE = 0x2000_0000n;
+
+/** The `xsaves-pmi-other-context` scenario (see the file comment). */
+export const xsavesPmiOtherContext: Scenario = {
+  name: 'xsaves-pmi-other-context',
+  checks: 'two contexts switched by XSAVES/XRSTORS: a ToPA PMI delivered after XSAVES is handled on the saved context\'s image while the other traces; both lossless; flow = own truth',
+  appliesTo: 'CPUs with XSAVES of PT state and multi-entry ToPA (the model: real targets run one workload per CPU)',
+  targets: ['sim'],
+  skip: (env) => firstSkip(needsMultiEntryTopa(env.caps), needs(env.caps.xsaves && env.caps.xssPtState, 'XSAVES of PT state (CPUID.(0DH,1):EAX[3], ECX[8])')),
+  negative: 'xrstors-ctl-first',
+  async run(ctx) {
+    const sim = ctx.sim;
+    const a = ctx.workload({ minBranches: 20_000 });
+    const b = generateWorkload((ctx.env.seed * 7 + 3) >>> 0, { base: SECOND_BASE, branches: a.model.branchCount });
+    const req = topa('grow', 3, { switching: 'xsaves', ...timingVolume(ctx.env.caps) });
+    const loadedAtPmi: number[] = [];
+    const results: ContextResult[] = await traceContexts(ctx.target, [
+      { name: 'A', workload: a, req }, { name: 'B', workload: b, req },
+    ], {
+      sliceBranches: 48,
+      ...ctx.sessionOptions(),
+      ...(sim ? { writtenNow: () => sim.written(0) } : {}),
+      onEvent: (ev, loaded) => { if (ev.kind === 'pmi') loaded === 0 ? loadedAtPmi.push(0) : loadedAtPmi.push(1); },
+    });
+    const [ra, rb] = results as [ContextResult, ContextResult];
+    ctx.result = ra;
+    const saved = results.flatMap((r) => r.pmis.filter((p) => p.action === 'handled-saved').map(() => r.name));
+    ctx.expect('a ToPA PMI arrived after XSAVES and was handled on the switched-out context\'s saved image', saved.length > 0,
+      `${saved.length} of ${loadedAtPmi.length} PMIs (${saved.join('') || 'none'})`);
+    for (const r of results) {
+      ctx.expect(`context ${r.name}: every PMI was handled`, r.pmis.length > 0 && everyPmiHandled(r.pmis), r.pmis.map((p) => p.action).join(','));
+      ctx.expect(`context ${r.name}: lossless, and its ledger balances`, r.ledger.lost.length === 0 && (r.ledger.written === undefined || r.ledger.written === r.ledger.collected),
+        `written ${r.ledger.written ?? '?'}, collected ${r.ledger.collected}, lost ${JSON.stringify(r.ledger.lost)}`);
+    }
+    ctx.expect('both contexts were switched many times', ra.switches >= 5 && rb.switches >= 5, `${ra.switches} and ${rb.switches} switches`);
+    ctx.expectEqual('tracing is off at the end', IA32_RTIT_CTL.decode(await ctx.target.rdmsr(0, IA32_RTIT_CTL.address)).TraceEn, false);
+    // trace.pt is context A's; truth.jsonl keeps A's records only, so `ptlab flow` of A's trace must equal it.
+    ctx.truthFilter = ownedTruth(a.base, a.image.length);
+    ctx.expectFlowEqualsTruth('ptlab flow of context A\'s trace equals A\'s part of truth.jsonl');
+  },
+};
