@@ -121,7 +121,7 @@ class Scheduler {
    */
   private async pmi(ev: Extract<TargetEvent, { kind: 'pmi' }>): Promise<void> {
     const topa = IA32_PERF_GLOBAL_STATUS.decode(ev.globalStatus).Trace_ToPA_PMI;
-    const out = topa ? [...this.started].filter((i) => i !== this.loaded && this.live.has(i) && this.sessions[i]!.pmiDueWhileOut) : [];
+    const out = topa && !this.o.faults?.has('ignore-switched-out') ? [...this.started].filter((i) => i !== this.loaded && this.live.has(i) && this.sessions[i]!.pmiDueWhileOut) : [];
     if (out.length === 0) {
       await this.sessions[this.loaded]!.onEvent(ev);
       return;

@@ -27,7 +27,9 @@ export type DriverFault =
   /** Manual context restore: CTL (TraceEn=1) is written first instead of last (spec/xsave.md §5). */
   | 'manual-restore-ctl-first'
   /** Manual context save: the output MSRs are read before TraceEn is cleared (inexact while tracing: spec/msrs.md §5). */
-  | 'manual-save-before-stop';
+  | 'manual-save-before-stop'
+  /** Several contexts: a ToPA PMI is always taken as the loaded context's, never as a switched-out one's (contexts.ts). */
+  | 'ignore-switched-out';
 
 /** What each fault breaks, in one line (ptlab list, result.json figures). */
 export const DRIVER_FAULTS: Readonly<Record<DriverFault, string>> = {
@@ -41,6 +43,7 @@ export const DRIVER_FAULTS: Readonly<Record<DriverFault, string>> = {
   'no-fail-safe': 'the driver programs a CPU although TraceEn is already 1',
   'manual-restore-ctl-first': 'the manual context restore writes CTL first',
   'manual-save-before-stop': 'the manual context save reads the output MSRs before clearing TraceEn',
+  'ignore-switched-out': 'a ToPA PMI is always handled as the loaded context\'s, never on a switched-out context\'s image',
 };
 
 /** Every fault name. */

@@ -2,6 +2,9 @@
 // :EBX[6]; CTL.InjectPsbPmiOnEnable): a PMI taken while the context is
 // switched out (TraceEn=0) is ignored and PendTopaPMI stays 1; tracing enabled
 // again re-raises the PMI, and handling it with TraceEn=1 clears PendTopaPMI.
+// Where the CPU can XSAVES PT state, the switch out is a real XSAVES (which
+// saves PendTopaPMI in the area) and the switch in an XRSTORS; elsewhere a
+// plain CTL write stands in for it.
 import { IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import { topa } from './helpers.js';
 import { needs, type Scenario } from './scenario.js';
@@ -22,22 +25,30 @@ export const pmiPreservation: Scenario = {
   async run(ctx) {
     const t = ctx.target;
     let pendAfterIgnore: boolean | undefined, ackedAfterIgnore: boolean | undefined;
+    const viaXsaves = ctx.env.caps.xsaves && ctx.env.caps.xssPtState;
     const { workload, extra } = ctx.busy(24_576);
-    const r = await ctx.trace(topa('grow', 3, { pmiPreservation: true, ...extra }), {
+    const r = await ctx.trace(topa('grow', 3, { pmiPreservation: true, ...(viaXsaves ? { switching: 'xsaves' } : {}), ...extra }), {
       workload,
       intercept: async (ev, s) => {
         if (ev.kind !== 'pmi' || pendAfterIgnore !== undefined) return false;
         // The context is switched out before the handler runs: TraceEn=0.
         const ctl = await t.rdmsr(0, CTL);
-        await t.wrmsr(0, CTL, ctl & ~1n);
+        if (viaXsaves) await s.switchOut();
+        else await t.wrmsr(0, CTL, ctl & ~1n);
         const now = { ...ev, globalStatus: await t.rdmsr(0, GLOBAL_STATUS), ctl: await t.rdmsr(0, CTL), status: await t.rdmsr(0, STATUS) };
         await s.onEvent(now);
         pendAfterIgnore = IA32_RTIT_STATUS.decode(await t.rdmsr(0, STATUS)).PendTopaPMI;
         ackedAfterIgnore = (await t.rdmsr(0, GLOBAL_STATUS) & TOPA_PMI) === 0n;
-        await t.wrmsr(0, CTL, ctl); // switched back in: TraceEn=1 re-raises the pended PMI (§7.4 step 3)
+        // Switched back in: TraceEn=1 re-raises the pended PMI (§7.4 step 3).
+        if (viaXsaves) await s.switchIn();
+        else await t.wrmsr(0, CTL, ctl);
         return true;
       },
     });
+    if (viaXsaves) {
+      const saved = t.lines.find((l) => l.op === 'xsaves')?.area?.IA32_RTIT_STATUS;
+      ctx.expect('XSAVES saved PendTopaPMI=1 in the area', saved !== undefined && IA32_RTIT_STATUS.decode(BigInt(saved)).PendTopaPMI, `saved STATUS ${saved ?? 'missing'}`);
+    }
     ctx.expectEqual('the PMI taken with TraceEn=0 was ignored, then the re-raised one handled', r.pmis.slice(0, 2).map((p) => p.action), ['ignored-preserved', 'handled']);
     ctx.expectEqual('PendTopaPMI stayed 1 after the ignored PMI', pendAfterIgnore, true);
     ctx.expectEqual('GLOBAL_STATUS[55] was acknowledged by the ignoring handler', ackedAfterIgnore, true);

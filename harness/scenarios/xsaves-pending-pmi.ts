@@ -4,6 +4,7 @@
 // after XRSTORS; nothing is lost and PendTopaPMI ends at 0.
 import { IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import { everyPmiHandled, topa } from './helpers.js';
+import { OtherContext } from './other-context.js';
 import { firstSkip, needs, type Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
@@ -18,7 +19,9 @@ export const xsavesPendingPmi: Scenario = {
   negative: 'no-pmi-preservation',
   async run(ctx) {
     const { workload, extra } = ctx.busy(24_576);
-    const r = await ctx.trace(topa('grow', 3, { switching: 'xsaves', pmiPreservation: true, ...extra }), { workload, sliceBranches: 64 });
+    const other = new OtherContext(ctx);
+    const r = await ctx.trace(topa('grow', 3, { switching: 'xsaves', pmiPreservation: true, ...extra }), { workload, sliceBranches: 64, intercept: other.intercept });
+    await other.finish();
     // In the transcript: slice → … → xrstors → pmi. The PMI arrived across the switch.
     const lines = ctx.target.lines;
     const across = lines.filter((l, i) => l.op === 'pmi' && lines.slice(0, i).reverse().find((x) => x.op === 'xrstors' || x.op === 'slice' || x.op === 'pmi' || x.op === 'start')?.op === 'xrstors');

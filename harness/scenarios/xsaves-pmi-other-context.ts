@@ -27,6 +27,7 @@ export const xsavesPmiOtherContext: Scenario = {
   targets: ['sim'],
   skip: (env) => firstSkip(needsMultiEntryTopa(env.caps), needs(env.caps.xsaves && env.caps.xssPtState, 'XSAVES of PT state (CPUID.(0DH,1):EAX[3], ECX[8])')),
   negative: 'xrstors-ctl-first',
+  catches: ['ignore-switched-out'],
   async run(ctx) {
     const sim = ctx.sim;
     const a = ctx.workload({ minBranches: 20_000 });

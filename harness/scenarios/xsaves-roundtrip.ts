@@ -1,14 +1,17 @@
 // xsaves-roundtrip: context switches with XSAVES/XRSTORS of state component 8
 // (spec/xsave.md §2–§4): every switch saves and restores the whole trace
-// state, so the trace goes on as if nothing happened.
+// state, so the trace goes on as if nothing happened. Between save and restore
+// another context's configuration is loaded (other-context.ts), so XRSTORS must
+// bring back every MSR of component 8 and load CTL last.
 import { linesOf, topa } from './helpers.js';
+import { OtherContext } from './other-context.js';
 import { firstSkip, needs, type Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 /** The `xsaves-roundtrip` scenario (see the file comment). */
 export const xsavesRoundtrip: Scenario = {
   name: 'xsaves-roundtrip',
-  checks: 'XSAVES/XRSTORS context switches every 2000 branches: one XSAVES and one XRSTORS per switch; lossless; flow = truth',
+  checks: 'XSAVES/XRSTORS switches every 2000 branches through another context\'s PT state: every component-8 MSR restored, CTL last; lossless; flow = truth',
   appliesTo: 'CPUs with XSAVES of PT state (CPUID.(0DH,1):EAX[3], ECX[8]); not Broadwell, not a KVM guest',
   targets: ['sim', 'ssh'],
   skip: (env) => firstSkip(needsMultiEntryTopa(env.caps), needs(env.caps.xsaves, 'XSAVES (CPUID.(0DH,1):EAX[3])'),
@@ -16,7 +19,9 @@ export const xsavesRoundtrip: Scenario = {
   negative: 'xrstors-drops-traceen',
   async run(ctx) {
     const w = ctx.workload({ minBranches: 20_000 });
-    const r = await ctx.trace(topa('grow', 3, { switching: 'xsaves' }), { workload: w, sliceBranches: 2000 });
+    const other = new OtherContext(ctx);
+    const r = await ctx.trace(topa('grow', 3, { switching: 'xsaves' }), { workload: w, sliceBranches: 2000, intercept: other.intercept });
+    await other.finish();
     ctx.expect('the context was switched several times', r.switches >= 5, `${r.switches} switches`);
     const xs = linesOf(ctx.target.lines, 'xsaves').length, xr = linesOf(ctx.target.lines, 'xrstors').length;
     ctx.expectEqual('one XSAVES and one XRSTORS per switch', [xs, xr], [r.switches, r.switches]);
