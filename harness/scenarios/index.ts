@@ -32,12 +32,14 @@ import { topaProtectUnread } from './topa-protect-unread.js';
 import { topaStop } from './topa-stop.js';
 import { pmiAtFinalStop } from './pmi-at-final-stop.js';
 import { failSafeBusy } from './fail-safe-busy.js';
+import { pmiBackToBack } from './pmi-back-to-back.js';
+import { topaCachedEntries } from './topa-cached-entries.js';
 import { xsavesPmiOtherContext } from './xsaves-pmi-other-context.js';
 
 /** Every scenario. */
 export const SCENARIOS: readonly Scenario[] = [
-  topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaStop, singleRangeWrap, singleEntryTopa,
-  pmiSkid, pmiPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, contextSwitchManual, failSafeBusy,
+  topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaStop, topaCachedEntries, singleRangeWrap, singleEntryTopa,
+  pmiSkid, pmiBackToBack, pmiPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, contextSwitchManual, failSafeBusy,
   errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
   cr3Filter, ipFilter, tracestop, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,
   ptwrite, disTnt,

@@ -19,7 +19,8 @@ export const singleEntryTopa: Scenario = {
   async run(ctx) {
     const { workload, extra } = ctx.busy(16_384);
     const r = await ctx.trace({ output: { scheme: 'topa', policy: 'single-entry', regionSize: 4096, regions: 1 }, ...extra }, { workload });
-    ctx.expect('the region filled several times', r.stream.length > 2 * 4096, `${r.stream.length} bytes through one 4 KiB region`);
+    // More bytes than the region holds can only have come through it by being drained and reused.
+    ctx.expect('the region was reused: more bytes than it holds went through it', r.stream.length > 4096, `${r.stream.length} bytes through one 4 KiB region`);
     ctx.expect('every PMI was handled', r.pmis.length >= 2 && everyPmiHandled(r.pmis), `${r.pmis.length} PMIs`);
     ctx.expectLossless(r);
   },

@@ -18,6 +18,8 @@ export type KnobName =
   | 'no-topa-stop-status'
   /** An END entry is followed to the start of the table it sits in, not to its Base (spec/output.md §4.3). */
   | 'wrong-topa-end'
+  /** The ToPA entry cache survives TraceEn 0→1: entries edited while tracing was off are not re-read. */
+  | 'topa-cache-stale'
   /** PendTopaPMI is never set and never re-raised (spec/output.md §7.4). */
   | 'no-pmi-preservation'
   /** The PMI arrives after 64 KiB of skid instead of the configured skid (spec/output.md §4.5). */
@@ -121,6 +123,19 @@ export const KNOBS: Readonly<Record<KnobName, KnobDef>> = {
           dv.setBigUint64(0, (e & 0xfffn) | (a & ~0xfffn), true);
           return new Uint8Array(dv.buffer);
         },
+      };
+    },
+  },
+  'topa-cache-stale': {
+    summary: 'the ToPA entry cache is kept across TraceEn 0→1 (edits are never re-read)',
+    apply: (sim, cpu) => {
+      const topa = sim.output(cpu).topa as unknown as { cache?: Map<bigint, bigint>; enable(m: unknown): void };
+      const enable = topa.enable.bind(topa);
+      let kept: Map<bigint, bigint> | undefined;
+      topa.enable = (m) => {
+        enable(m);
+        if (kept && topa.cache) for (const [a, e] of kept) topa.cache.set(a, e); // the old entries win
+        kept = topa.cache;
       };
     },
   },
