@@ -5,7 +5,7 @@ import { UnsupportedError, PtError } from './errors.js';
 import { cpuidBitName, type PtCapFlag, type PtCapNumber, type PtCaps } from './hw/cpuid.js';
 import { isCanonical } from './hw/msrs.js';
 import { topaSizeEncoding } from './hw/topa.js';
-import type { TraceRequest } from './request.js';
+import { DEFAULT_TOPA_BUDGET, type TraceRequest } from './request.js';
 
 function need(caps: PtCaps, cap: PtCapFlag, capability: string): void {
   if (!caps[cap]) throw new UnsupportedError(capability, cpuidBitName(cap));
@@ -56,13 +56,19 @@ function checkOutput(caps: PtCaps, req: TraceRequest): void {
   // Every policy but single-entry puts several output entries in a table (spec/output.md §4.6).
   if (o.policy !== 'single-entry') need(caps, 'topaMultipleEntries', `ToPA policy "${o.policy}" (multiple output entries per table)`);
   topaSizeEncoding(o.regionSize); // topa_error unless 4 KiB << 0..15
-  const minRegions = o.policy === 'single-entry' ? 1 : o.policy === 'protect-unread' || o.policy === 'circular-fresh' ? 3 : 2;
+  const minRegions = o.policy === 'single-entry' ? 1 : o.policy === 'protect-unread' || o.policy === 'circular-fresh' || o.policy === 'budget' ? 3 : 2;
   if (!Number.isSafeInteger(o.regions) || o.regions < minRegions) {
     throw new PtError('bad_config', `ToPA policy "${o.policy}" needs at least ${minRegions} regions, got ${o.regions}`);
   }
   const entries = o.tableEntries ?? 512;
   if (!Number.isSafeInteger(entries) || entries < 2 || entries > 512 || entries < o.regions + 1) {
     throw new PtError('bad_config', `a table of ${entries} entries cannot hold ${o.regions} regions and an END (2..512 entries per 4 KiB table)`);
+  }
+  if (o.policy === 'budget') {
+    const budget = o.budget ?? DEFAULT_TOPA_BUDGET;
+    if (!Number.isSafeInteger(budget) || budget < o.regions * o.regionSize) {
+      throw new PtError('bad_config', `ToPA budget ${budget} bytes is smaller than the first ${o.regions} regions of ${o.regionSize} bytes`);
+    }
   }
 }
 

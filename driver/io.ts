@@ -72,6 +72,11 @@ export class TargetIo {
     await this.target.xrstors(this.cpu, area, rfbm, this.opts);
   }
 
+  /** Records a driver decision next to the operations (Target.note; no round trip). */
+  note(text: string): void {
+    this.target.note?.(this.cpu, text);
+  }
+
   /** Unmasks the LVT performance-monitor entry. */
   async pmiEnable(): Promise<void> {
     this.roundTrips++;

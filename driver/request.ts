@@ -13,10 +13,19 @@ export type TopaPolicy =
   /** A reused ring with STOP+INT on the entry before unread data (Linux `pt_buffer_reset_markers`). */
   | 'protect-unread'
   /** One output entry + END to the table itself (the only layout MENTRY=0 CPUs accept: spec/output.md §4.6). */
-  | 'single-entry';
+  | 'single-entry'
+  /**
+   * The SDM algorithm's branch chosen at each PMI under a memory budget (`TopaRequest.budget`):
+   * grow while the output regions fit in the budget, then circularize the table (END back to its
+   * base, each region copied out before it is reused, STOP on the entry before unread data).
+   */
+  | 'budget';
+
+/** Policy 'budget' without `budget`: 1 MiB of output regions. */
+export const DEFAULT_TOPA_BUDGET = 1 << 20;
 
 /** Every ToPA policy, for tables of tests and CLI checks. */
-export const TOPA_POLICIES: readonly TopaPolicy[] = ['grow', 'chain', 'circular-fresh', 'protect-unread', 'single-entry'];
+export const TOPA_POLICIES: readonly TopaPolicy[] = ['grow', 'chain', 'circular-fresh', 'protect-unread', 'single-entry', 'budget'];
 
 /** Single-range output: one circular, size-aligned range (spec/output.md §3). */
 export interface SingleRangeRequest {
@@ -35,6 +44,8 @@ export interface TopaRequest {
   readonly regions: number;
   /** Capacity of one table in entries, the END included (default 512: one 4 KiB page). */
   readonly tableEntries?: number;
+  /** Policy 'budget': bytes of output regions the driver may hold at once (default 1 MiB). */
+  readonly budget?: number;
 }
 
 /** An address range of IA32_RTIT_ADDRn_A/B with its ADDRn_CFG role (spec/msrs.md §3.2, §8). */

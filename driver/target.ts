@@ -120,6 +120,11 @@ export interface Target extends AsyncDisposable {
   xrstors(cpu: number, area: Uint8Array, rfbm: bigint, opts?: CallOpts): Promise<void>;
   /** Runs `workload` on `cpu`; its events say when the driver must act. */
   start(workload: Workload, cpu: number, opts?: StartOpts): Execution;
+  /**
+   * Optional: a driver decision worth keeping beside the operations it explains (the branch of the
+   * PMI algorithm taken). A recorder writes it to the transcript as a `note`; targets ignore it.
+   */
+  note?(cpu: number, text: string): void;
 }
 
 /** One line of transcript.jsonl (DESIGN.md "The run directory"); hex strings as in spec/packet-json.md. */
@@ -128,7 +133,7 @@ export interface TranscriptLine {
   readonly t_us: number;
   readonly cpu: number;
   readonly op: 'cpuid' | 'rdmsr' | 'wrmsr' | 'pmi' | 'xsaves' | 'xrstors' | 'alloc' | 'free' | 'pmi-enable'
-    | 'start' | 'slice' | 'exit' | 'fault' | 'topa' | 'write';
+    | 'start' | 'slice' | 'exit' | 'fault' | 'topa' | 'write' | 'note';
   readonly msr?: string;
   readonly value?: string;
   readonly result?: string;

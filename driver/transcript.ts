@@ -84,6 +84,12 @@ export class RecordingTarget implements Target {
     return res;
   }
 
+  /** A driver decision, as a `note` line (no target call). */
+  note(cpu: number, text: string): void {
+    this.record(cpu, 'note', { value: text }, this.roundTrips - 1);
+    this.inner.note?.(cpu, text);
+  }
+
   pmiEnable(cpu: number, opts?: CallOpts): Promise<void> {
     return this.call(cpu, 'pmi-enable', {}, () => this.inner.pmiEnable(cpu, opts));
   }

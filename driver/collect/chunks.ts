@@ -16,6 +16,13 @@ export class ChunkList {
   /** Bytes in all chunks: the offset in trace.pt where the next chunk starts. */
   bytes = 0;
 
+  /** Copies out every chunk still only in memory (its region is about to be reused); `read` reads one. */
+  async copyAll(read: (addr: bigint, length: number) => Promise<Uint8Array>): Promise<void> {
+    for (const [i, c] of this.items.entries()) {
+      if (c.data === undefined) this.items[i] = { ...c, data: await read(c.addr, c.length) };
+    }
+  }
+
   /** Appends a chunk; zero-length chunks are dropped. */
   push(c: Chunk): void {
     if (c.length <= 0) return;

@@ -9,10 +9,12 @@ export interface HwPointers {
   readonly maskPtrs: bigint;
 }
 
-/** Pointer MSRs a refill wants rewritten before tracing resumes. */
+/** Pointer MSRs a refill wants rewritten before tracing resumes, and the branch it took. */
 export interface PointerUpdate {
   readonly outputBase?: bigint;
   readonly maskPtrs?: bigint;
+  /** The branch of the PMI algorithm (spec/output.md §7.1) the refill took: 'grow', 'chain', 'circularize', … */
+  readonly branch?: string;
 }
 
 /** Where the CPU's pointer is, as the plan understands it. */

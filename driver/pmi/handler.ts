@@ -56,6 +56,8 @@ export interface PmiRecord {
   /** Stream offset up to which output was accounted for. */
   readonly at: number;
   readonly window?: TraceOffWindow;
+  /** The branch of the PMI algorithm the refill took (spec/output.md §7.1), when it made one. */
+  readonly branch?: string;
 }
 
 const STATUS = IA32_RTIT_STATUS;
@@ -106,7 +108,7 @@ export class PmiHandler {
     };
     const early = this.faults.has('restore-ctl-before-refill') ? 'refill' : this.faults.has('restore-ctl-before-pointers') ? 'pointers' : undefined;
     if (early === 'refill') await restore();
-    const update = st.Error ? {} : await this.plan.refill(hw);
+    const update = st.Error ? {} : await this.refill(hw);
     if (early === 'pointers') await restore();
     // Steps 5–6: STATUS and MASK_PTRS to write back.
     const { status: newStatus, maskPtrs: newMask } = this.fixes(status, topaStop, info, update, ctl.InjectPsbPmiOnEnable);
@@ -125,7 +127,7 @@ export class PmiHandler {
     // Step 9: restore CTL; tracing resumes if it was on (not after an operational error).
     const window = await closeWindow();
     if (early === undefined) await restore();
-    return done({ action: 'handled', status, stopped: topaStop, error: st.Error, at: cut, window });
+    return done({ action: 'handled', status, stopped: topaStop, error: st.Error, at: cut, window, ...(update.branch ? { branch: update.branch } : {}) });
   }
 
   /**
@@ -142,7 +144,7 @@ export class PmiHandler {
     const hw = { outputBase: image.outputBase, maskPtrs: image.maskPtrs };
     const ctl = IA32_RTIT_CTL.decode(image.ctl);
     const { st, cut, topaStop, info } = await this.account(hw, image.status);
-    const update = st.Error ? {} : await this.plan.refill(hw);
+    const update = st.Error ? {} : await this.refill(hw);
     const fixed = this.fixes(image.status, topaStop, info, update, ctl.InjectPsbPmiOnEnable);
     image.status = fixed.status;
     if (update.outputBase !== undefined) image.outputBase = update.outputBase;
@@ -151,13 +153,23 @@ export class PmiHandler {
       await this.io.batch(this.ack(ev.acked));
       await this.io.pmiEnable();
     }
-    return { action: 'handled-saved', roundTrips: this.io.roundTrips - rt0, batches: this.io.batches - b0, status: image.status, stopped: topaStop, error: st.Error, at: cut };
+    return {
+      action: 'handled-saved', roundTrips: this.io.roundTrips - rt0, batches: this.io.batches - b0, status: image.status, stopped: topaStop, error: st.Error, at: cut,
+      ...(update.branch ? { branch: update.branch } : {}),
+    };
   }
 
   /** Acknowledges [55] and unmasks the LVT entry without touching tracing (after `handleSaved` with ack=false). */
   async acknowledge(ev: PmiEvent): Promise<void> {
     await this.io.batch(this.ack(ev.acked));
     await this.io.pmiEnable();
+  }
+
+  /** The plan's refill; the branch it took goes to the transcript as a note, and to the record. */
+  private async refill(hw: HwPointers): Promise<PointerUpdate> {
+    const update = await this.plan.refill(hw);
+    if (update.branch) this.io.note(`pmi: ${update.branch}`);
+    return update;
   }
 
   /** Step 4, first half: account for everything up to `hw` and ledger a STOP cut or an operational error. */

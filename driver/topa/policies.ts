@@ -5,7 +5,7 @@
 // an END or a STOP entry, so the PMI's skid has a region to land in.
 import { encodeTopaPointers } from '../hw/output-pointers.js';
 import type { HwPointers, PointerUpdate } from '../output/plan.js';
-import type { TopaPolicy } from '../request.js';
+import { DEFAULT_TOPA_BUDGET, type TopaPolicy } from '../request.js';
 import type { TopaManager } from './manager.js';
 import type { TopaTable } from './table.js';
 
@@ -25,6 +25,7 @@ export function policyFor(policy: TopaPolicy): PolicyImpl {
     case 'circular-fresh': return circularFresh();
     case 'protect-unread': return protectUnread();
     case 'single-entry': return singleEntry();
+    case 'budget': return budget();
     default: { const x: never = policy; throw new Error(`unknown policy ${String(x)}`); }
   }
 }
@@ -75,10 +76,10 @@ function growOrChain(grow: boolean): PolicyImpl {
         await appendBatch(m, frontier, g);
         frontier.slots.push({ kind: 'end', to: frontier });
         await frontier.flush(m.io);
-      } else {
-        await chainTable(m, frontier, g); // switch to a new table (§7.1)
+        return { branch: 'grow' };
       }
-      return {};
+      await chainTable(m, frontier, g); // switch to a new table (§7.1)
+      return { branch: 'chain' };
     },
   };
 }
@@ -113,41 +114,51 @@ function circularFresh(): PolicyImpl {
       }
       swapFrom = Math.max(swapFrom, passedEnd);
       for (const t of touched) await t.flush(m.io);
-      return {};
+      return { branch: 'circular-fresh' };
     },
   };
 }
 
+/**
+ * Arms a reused ring of the first `k` output slots of table 0 for a CPU about to write slot `c`
+ * (placement `startP` on): STOP+INT on the entry before unread data, INT half way (Linux perf's
+ * `pt_buffer_reset_markers`), and every slot the CPU may now reach placed in ring order.
+ */
+async function arm(m: TopaManager, startP: number, c: number, k: number): Promise<void> {
+  const t = m.tables[0]!;
+  const s = (c - 1 + k) % k; // the entry before unread data: STOP+INT
+  let w: number | undefined = (c + Math.floor(k / 2) - 1) % k; // wakeup watermark
+  if (w === s || w === (s - 1 + k) % k) w = undefined; // skid guard
+  for (let i = 0; i < k; i++) { const o = t.output(i); o.stop = i === s; o.int = i === s || i === w; }
+  // The CPU may now write slots c, c+1, …, s: make sure each visit is placed, in ring order.
+  for (let p = startP, i = c; ; p++, i = (i + 1) % k) {
+    if (!m.placements[p]) m.place(t, i, t.output(i).region);
+    if (i === s) break;
+  }
+  await t.flush(m.io);
+}
+
+/** Re-arms the ring of `k` slots after the cursor (which consume moved to where the CPU is). */
+async function rearm(m: TopaManager, k: number): Promise<void> {
+  const { p, off } = m.cursor;
+  const pl = m.placements[p]!;
+  const full = off === pl.region.size;
+  await arm(m, full ? p + 1 : p, full ? (pl.index + 1) % k : pl.index, k);
+}
+
 /** protect-unread: one reused ring; STOP+INT on the entry before unread data, INT at half way (Linux perf). */
 function protectUnread(): PolicyImpl {
-  const arm = async (m: TopaManager, startP: number, c: number): Promise<void> => {
-    const t = m.tables[0]!;
-    const k = m.req.regions;
-    const s = (c - 1 + k) % k; // the entry before unread data: STOP+INT
-    let w: number | undefined = (c + Math.floor(k / 2) - 1) % k; // wakeup watermark
-    if (w === s || w === (s - 1 + k) % k) w = undefined; // skid guard
-    for (let i = 0; i < k; i++) { const o = t.output(i); o.stop = i === s; o.int = i === s || i === w; }
-    // The CPU may now write slots c, c+1, …, s: make sure each visit is placed, in ring order.
-    for (let p = startP, i = c; ; p++, i = (i + 1) % k) {
-      if (!m.placements[p]) m.place(t, i, t.output(i).region);
-      if (i === s) break;
-    }
-    await t.flush(m.io);
-  };
   return {
     copiesOnConsume: true,
     async init(m) {
       const t = await m.newTable();
       for (let i = 0; i < m.req.regions; i++) t.slots.push({ kind: 'output', region: await m.newRegion(), int: false, stop: false });
       t.slots.push({ kind: 'end', to: t });
-      await arm(m, 0, 0);
+      await arm(m, 0, 0, m.req.regions);
     },
     async refill(m) {
-      const { p, off } = m.cursor;
-      const pl = m.placements[p]!;
-      const full = off === pl.region.size;
-      await arm(m, full ? p + 1 : p, full ? (pl.index + 1) % m.req.regions : pl.index);
-      return {};
+      await rearm(m, m.req.regions);
+      return { branch: 'protect-unread' };
     },
   };
 }
@@ -171,7 +182,37 @@ function singleEntry(): PolicyImpl {
       await t.flush(m.io);
       m.place(t, 0, slot.region);
       m.cursor = { p: m.placements.length - 1, off: 0 };
-      return { maskPtrs: encodeTopaPointers({ entryIndex: 0, outputOffset: 0 }) };
+      return { maskPtrs: encodeTopaPointers({ entryIndex: 0, outputOffset: 0 }), branch: 'swap-region' };
+    },
+  };
+}
+
+/**
+ * budget: the SDM algorithm's branch chosen at each PMI (spec/output.md §7.1) under a memory budget.
+ * While another batch of regions fits in the budget and in the table: grow. Then, once: circularize —
+ * every byte still only in memory is copied out, the guard STOP is lifted, and from then on the one
+ * table is a ring whose regions are copied out at each PMI and reused, with STOP+INT on the entry
+ * before unread data so a late handler stops the CPU rather than losing data silently.
+ */
+function budget(): PolicyImpl {
+  const grow = growOrChain(true);
+  let ring = 0; // slots in the ring once circular, 0 before
+  return {
+    get copiesOnConsume() { return ring > 0; },
+    init: (m) => grow.init(m),
+    async refill(m, hw) {
+      if (ring === 0) {
+        const t = m.tables[0]!;
+        const held = t.endIndex * m.req.regionSize;
+        const step = m.req.regions * m.req.regionSize;
+        if (held + step <= (m.req.budget ?? DEFAULT_TOPA_BUDGET) && t.endIndex + m.req.regions < m.capacity) return grow.refill(m, hw);
+        ring = t.endIndex;
+        await m.chunks.copyAll((addr, length) => m.io.read(addr, length));
+        await rearm(m, ring);
+        return { branch: 'circularize' };
+      }
+      await rearm(m, ring);
+      return { branch: 'ring' };
     },
   };
 }

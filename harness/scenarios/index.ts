@@ -33,12 +33,13 @@ import { topaStop } from './topa-stop.js';
 import { pmiAtFinalStop } from './pmi-at-final-stop.js';
 import { failSafeBusy } from './fail-safe-busy.js';
 import { pmiBackToBack } from './pmi-back-to-back.js';
+import { topaBudget } from './topa-budget.js';
 import { topaCachedEntries } from './topa-cached-entries.js';
 import { xsavesPmiOtherContext } from './xsaves-pmi-other-context.js';
 
 /** Every scenario. */
 export const SCENARIOS: readonly Scenario[] = [
-  topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaStop, topaCachedEntries, singleRangeWrap, singleEntryTopa,
+  topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaStop, topaBudget, topaCachedEntries, singleRangeWrap, singleEntryTopa,
   pmiSkid, pmiBackToBack, pmiPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, contextSwitchManual, failSafeBusy,
   errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
   cr3Filter, ipFilter, tracestop, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,

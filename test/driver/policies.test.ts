@@ -3,7 +3,7 @@
 // the ledger must balance (DESIGN.md: written = collected + Σ lost.bytes).
 import { describe, expect, test } from 'vitest';
 import { imbalance } from '../../driver/collect/ledger.js';
-import type { TopaPolicy } from '../../driver/request.js';
+import type { TopaPolicy, TraceRequest } from '../../driver/request.js';
 import { TraceSession } from '../../driver/session.js';
 import type { TopaManager } from '../../driver/topa/manager.js';
 import { pump, rig } from './rig.js';
@@ -106,5 +106,24 @@ describe('skid guard (spec/output.md §4.5)', () => {
     await pump(r, s, 20_000, 256);
     const res = await s.stop(() => ({ written: r.out.written }));
     expect([res.ledger.lost[0]?.reason, imbalance(res.ledger)]).toEqual(['stop', 0]);
+  });
+});
+
+describe('budget policy: the branch is chosen at each PMI', () => {
+  const req = (budget: number): TraceRequest['output'] => ({ scheme: 'topa', policy: 'budget', regionSize: 4096, regions: 3, budget });
+  test('a budget smaller than the first regions is refused before any MSR write', async () => {
+    const r = await rig('skylake');
+    const err = await TraceSession.open(r.target, { output: req(8192) }).catch((e: unknown) => e);
+    expect([(err as { code?: string }).code, r.target.lines.filter((l) => l.op === 'wrmsr').length]).toEqual(['bad_config', 0]);
+  });
+  test('it grows while the budget allows, circularizes once, then reuses the ring; nothing lost', async () => {
+    const r = await rig('skylake');
+    const s = await TraceSession.open(r.target, { output: req(6 * 4096) });
+    await s.start();
+    await pump(r, s, 20 * 4096, 256);
+    const res = await s.stop();
+    const branches = s.pmis.map((p) => p.branch);
+    expect([branches.slice(0, 2), branches.filter((b) => b === 'circularize').length, branches.at(-1), Buffer.from(res.stream).equals(Buffer.from(r.fed)), res.ledger.lost])
+      .toEqual([['grow', 'circularize'], 1, 'ring', true, []]);
   });
 });
