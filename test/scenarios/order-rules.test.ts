@@ -1,0 +1,41 @@
+// The SDM handler order rules read from a transcript (harness/scenarios/order-rules.ts): each rule
+// is broken once by a hand-made transcript, and a correct handler's transcript breaks none.
+import { describe, expect, test } from 'vitest';
+import type { TranscriptLine } from '../../driver/target.js';
+import { handlerOrderProblems } from '../../harness/scenarios/order-rules.js';
+
+type L = Omit<TranscriptLine, 'seq' | 't_us' | 'cpu'>;
+const pmi: L = { op: 'pmi', value: '0x80000000000000', result: 'ctl=0x2101 status=0x0 acked=false traceEnCleared=false' };
+const stop: L = { op: 'wrmsr', msr: '0x570', value: '0x2100' };
+const topa: L = { op: 'topa', addr: '0x100000', index: 3, value: '0x103014', entry: 'output 0x103000 4K STOP' };
+const ack: L = { op: 'wrmsr', msr: '0x390', value: '0x80000000000000' };
+const unmask: L = { op: 'pmi-enable' };
+const restore: L = { op: 'wrmsr', msr: '0x570', value: '0x2101' };
+const exit: L = { op: 'exit', value: '0' };
+
+const lines = (...ls: L[]): TranscriptLine[] => ls.map((l, seq) => ({ seq, t_us: 0, cpu: l.op === 'topa' ? -1 : 0, ...l }));
+const rules = (...ls: L[]): string[] => handlerOrderProblems(lines(...ls)).map((p) => p.rule);
+
+describe('handler order rules', () => {
+  test('a correct handler breaks none', () => {
+    expect(rules(pmi, stop, topa, ack, unmask, restore, exit)).toEqual([]);
+  });
+  test('a ToPA entry written after CTL got TraceEn=1 back breaks "refill"', () => {
+    expect(rules(pmi, stop, restore, topa, ack, unmask, exit)).toEqual(['refill']);
+  });
+  test('a PMI never acknowledged breaks "ack"', () => {
+    expect(rules(pmi, stop, topa, unmask, restore, exit)).toEqual(['ack']);
+  });
+  test('a late acknowledgement, in a later handler, satisfies "ack"', () => {
+    expect(rules(pmi, exit, stop, topa, ack, unmask)).toEqual([]);
+  });
+  test('an acknowledgement by the top half needs none from the driver', () => {
+    expect(rules({ ...pmi, result: 'ctl=0x2101 status=0x0 acked=true traceEnCleared=false' }, stop, topa, unmask, restore, exit)).toEqual([]);
+  });
+  test('unmasking before the acknowledgement breaks "unmask"', () => {
+    expect(rules(pmi, stop, topa, unmask, ack, restore, exit)).toEqual(['unmask']);
+  });
+  test('a PMI without GLOBAL_STATUS[55] is not a ToPA PMI and is not checked', () => {
+    expect(rules({ ...pmi, value: '0x1' }, exit)).toEqual([]);
+  });
+});
