@@ -1,0 +1,46 @@
+// Several contexts on one CPU (driver/contexts.ts) on the real model: each context's output is
+// whole and only its own, with XSAVES or with RDMSR/WRMSR switching, and a ToPA PMI delivered after
+// a context was switched out is handled on that context's saved image.
+import { describe, expect, test } from 'vitest';
+import { traceContexts } from '../../driver/contexts.js';
+import type { TraceRequest } from '../../driver/request.js';
+import { SimTarget } from '../../harness/sim/sim-target.js';
+import { generateWorkload } from '../../harness/sim/workload/index.js';
+
+const req = (switching: 'xsaves' | 'manual'): TraceRequest => ({
+  output: { scheme: 'topa', policy: 'grow', regionSize: 4096, regions: 3 }, switching, tsc: true, mtc: { freq: 0 },
+});
+
+async function twoContexts(profile: 'full' | 'skylake', switching: 'xsaves' | 'manual') {
+  await using sim = await SimTarget.create({ profile, topa: { pmiSkid: 256 }, trace: { flushBytes: 256 } });
+  const a = generateWorkload(11, { branches: 20_000 }), b = generateWorkload(12, { base: 0x2000_0000n, branches: 20_000 });
+  const rs = await traceContexts(sim, [{ name: 'A', workload: a, req: req(switching) }, { name: 'B', workload: b, req: req(switching) }], {
+    sliceBranches: 48, writtenNow: () => sim.written(0),
+  });
+  return { rs, total: sim.written(0) };
+}
+
+describe('traceContexts', () => {
+  test.for(['xsaves', 'manual'] as const)('with %s switching each context is lossless and the CPU\'s bytes are all accounted to one of them', async (mode) => {
+    const { rs, total } = await twoContexts('full', mode);
+    expect([rs.map((r) => r.ledger.lost.length), rs.map((r) => r.ledger.written === r.ledger.collected), rs[0]!.ledger.written! + rs[1]!.ledger.written!])
+      .toEqual([[0, 0], [true, true], total]);
+  });
+  test('a PMI after XSAVES is handled on the switched-out context\'s image', async () => {
+    const { rs } = await twoContexts('full', 'xsaves');
+    expect(rs.flatMap((r) => r.pmis).some((p) => p.action === 'handled-saved')).toBe(true);
+  });
+  test('a context that does not switch is refused before anything runs', async () => {
+    await using sim = await SimTarget.create({ profile: 'skylake' });
+    const w = generateWorkload(1);
+    const err = await traceContexts(sim, [{ name: 'A', workload: w, req: { output: req('manual').output } }], { sliceBranches: 10 }).catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe('bad_config');
+  });
+  test('a second workload on a busy CPU is refused unless it is started as a thread', async () => {
+    await using sim = await SimTarget.create({ profile: 'skylake' });
+    const w = generateWorkload(1);
+    sim.start(w, 0);
+    expect(() => sim.start(w, 0)).toThrow(/already running/);
+    expect(() => sim.start(w, 0, { thread: true })).not.toThrow();
+  });
+});
