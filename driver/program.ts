@@ -1,7 +1,5 @@
 // Programming the PT unit (DESIGN.md step 3, spec/msrs.md, spec/xsave.md §5
 // notes): the enable and disable sequences, each ONE msrBatch round trip.
-// OUTPUT_BASE/MASK_PTRS, CR3_MATCH and ADDRn are cached so an unchanged value
-// is not written again (anchors.md §3.9, Linux `pt_config_buffer`).
 import { PtError } from './errors.js';
 import { ctlFor, traceEnOf, withoutTraceEn } from './ctl.js';
 import { NO_FAULTS, type DriverFaults } from './faults.js';
@@ -23,10 +21,12 @@ export interface StopState extends HwPointers {
   readonly error: boolean;
 }
 
-/** The enable/disable sequences of one trace run, with the MSR write cache. */
+/**
+ * The enable/disable sequences of one trace run. A run enables once, so every MSR is written in
+ * full (a cache of values already in the MSRs, as Linux's `pt_config_buffer` keeps across many
+ * enables, would never hit here).
+ */
 export class Programmer {
-  /** Last value known to be in each cached MSR. */
-  private readonly cache = new Map<number, bigint>();
   /** CTL as last written by `enable`. */
   ctl = 0n;
 
@@ -57,12 +57,12 @@ export class Programmer {
       wr(CTL, withoutTraceEn(ctl), 'enable: TraceEn=0'),
       // A fresh trace: clear Stopped/Error, PacketByteCnt=0 so it starts with PSB+ (spec/msrs.md §4).
       wr(STATUS, 0n, 'enable: STATUS=0'),
-      ...[wr(BASE, out.outputBase, 'enable: OUTPUT_BASE'), wr(MASK, out.maskPtrs, 'enable: OUTPUT_MASK_PTRS'), ...this.filterOps()]
-        .filter((o) => o.op === 'wrmsr' && this.cache.get(o.msr) !== o.value),
+      wr(BASE, out.outputBase, 'enable: OUTPUT_BASE'),
+      wr(MASK, out.maskPtrs, 'enable: OUTPUT_MASK_PTRS'),
+      ...this.filterOps(),
       wr(CTL, ctl, 'enable: CTL with TraceEn=1'),
     ];
     await this.io.batch(ops);
-    for (const o of ops) if (o.op === 'wrmsr' && o.msr !== CTL && o.msr !== STATUS) this.cache.set(o.msr, o.value);
     this.ctl = ctl;
   }
 
@@ -74,14 +74,7 @@ export class Programmer {
       rd(BASE, 'disable: read OUTPUT_BASE'),
       rd(MASK, 'disable: read OUTPUT_MASK_PTRS'),
     ]);
-    this.noteHw({ outputBase: outputBase!, maskPtrs: maskPtrs! });
     const st = IA32_RTIT_STATUS.decode(status!);
     return { status: status!, outputBase: outputBase!, maskPtrs: maskPtrs!, stopped: st.Stopped, error: st.Error };
-  }
-
-  /** Remembers pointer values read or written elsewhere (PMI handler, context restore). */
-  noteHw(hw: HwPointers): void {
-    this.cache.set(BASE, hw.outputBase);
-    this.cache.set(MASK, hw.maskPtrs);
   }
 }

@@ -62,7 +62,6 @@ export class TraceSession {
     faults: DriverFaults,
   ) {
     this.handler = new PmiHandler(io, plan, this.losses, meter, faults);
-    this.handler.onPointers = (hw) => programmer.noteHw(hw);
     const mode = req.switching ?? 'none';
     this.switcher = mode === 'none' ? undefined : new ContextSwitcher(io, probed.caps, mode, programmer.filterOps(), faults);
   }

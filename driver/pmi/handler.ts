@@ -65,8 +65,6 @@ const ACK = (acked: boolean): StepOp[] => acked ? [] : [wr(IA32_PERF_GLOBAL_STAT
 
 /** The driver's ToPA PMI handler for one output plan. */
 export class PmiHandler {
-  /** Called with every pointer value the handler read or wrote (the program cache). */
-  onPointers: ((hw: HwPointers) => void) | undefined;
 
   constructor(
     private readonly io: TargetIo,
@@ -100,7 +98,6 @@ export class PmiHandler {
     const closeWindow = await openWindow(this.meter, this.io.cpu);
     const [outputBase, maskPtrs, status] = vals.slice(stopOp.length) as [bigint, bigint, bigint];
     const hw = { outputBase, maskPtrs };
-    this.onPointers?.(hw);
     // Step 4: consume and refill.
     const { st, cut, topaStop, info } = await this.account(hw, status);
     const restore = async (): Promise<void> => {
@@ -119,9 +116,6 @@ export class PmiHandler {
     // Step 7: ack GLOBAL_STATUS[55] through 0x390, in the same batch.
     if (this.faults.has('unmask-before-clear')) await this.io.pmiEnable();
     await this.io.batch([...writes, ...this.ack(ev.acked)]);
-    if (update.outputBase !== undefined || newMask !== undefined) {
-      this.onPointers?.({ outputBase: update.outputBase ?? outputBase, maskPtrs: newMask ?? maskPtrs });
-    }
     // Step 8: unmask the LVT entry (the CPU masked it on delivery: spec/msrs.md §11.1).
     if (!this.faults.has('unmask-before-clear')) await this.io.pmiEnable();
     // Step 9: restore CTL; tracing resumes if it was on (not after an operational error).

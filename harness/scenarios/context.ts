@@ -175,6 +175,7 @@ export class ScenarioContext {
     }
     this.traceFigures(this.result);
     this.expectHandlerOrder(from);
+    this.expectTraceOffWindows(this.result);
     return this.result;
   }
 
@@ -188,6 +189,19 @@ export class ScenarioContext {
     const bad = handlerOrderProblems(lines);
     this.expect('the PMI handler kept the SDM order: refill before CTL is restored, [55] acknowledged, LVT unmasked last',
       bad.length === 0, bad.length ? bad.slice(0, 3).map((p) => `${p.rule}: ${p.detail}`).join('; ') + (bad.length > 3 ? ` (+${bad.length - 3} more)` : '') : `${lines.filter((l) => l.op === 'pmi').length} PMIs`);
+  }
+
+  /**
+   * Every handled PMI measured how long tracing was off; on the model, which stops the CPU while the
+   * handler runs (DESIGN "How the model runs"), nothing may have been written in those windows.
+   */
+  expectTraceOffWindows(r: TraceResult): void {
+    const handled = r.pmis.filter((p) => p.action === 'handled');
+    if (handled.length === 0) return;
+    const measured = handled.filter((p) => p.window !== undefined && p.window.us >= 0 && (!this.sim || p.window.model !== undefined));
+    const written = handled.reduce((a, p) => a + (p.window?.model?.bytes ?? 0), 0);
+    this.expect('every handled PMI measured its trace-off window, and the stopped model wrote nothing in it',
+      measured.length === handled.length && written === 0, `${measured.length} of ${handled.length} windows measured; ${written} bytes written while tracing was off`);
   }
 
   /** `o` with the run's driver faults (negative controls of the driver), for every session a scenario opens. */

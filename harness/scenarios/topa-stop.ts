@@ -2,6 +2,7 @@
 // handler runs too late, the CPU fills the STOP guard region completely, sets
 // STATUS.Stopped and writes nothing more; the late handler finds Stopped=1 at
 // the full STOP entry, records a "stop" loss and moves past it.
+import { IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import { imbalance } from '../../driver/collect/ledger.js';
 import type { TargetEvent } from '../../driver/target.js';
 import type { Scenario } from './scenario.js';
@@ -18,22 +19,30 @@ export const topaStop: Scenario = {
   catches: ['restore-ctl-before-pointers'],
   async run(ctx) {
     const { workload: w, extra } = ctx.busy(24_576);
-    let held: TargetEvent | undefined;
+    let held: TargetEvent | undefined, lateAt: string | undefined;
     // grow with 3 regions: INT on region 1, STOP on region 2 (the guard). The first PMI is held back
-    // until the workload exits: the handler "runs too late".
+    // until the CPU has stopped at the full STOP region (seen at a later preemption point): the
+    // handler "runs too late". It must then move past the STOP region and clear Stopped, so the
+    // trace resumes after a "stop" gap.
     const r = await ctx.trace({ output: { scheme: 'topa', policy: 'grow', regionSize: 4096, regions: 3 }, ...extra }, {
       workload: w,
+      sliceBranches: 1000,
       intercept: async (ev, s) => {
-        if (ev.kind === 'pmi' && !held) { held = ev; return true; }
-        if (ev.kind === 'exit' && held) await s.onEvent(held);
-        return false;
+        if (ev.kind === 'pmi' && !held && lateAt === undefined) { held = ev; return true; }
+        if (!held || (ev.kind !== 'slice' && ev.kind !== 'exit')) return ev.kind === 'slice';
+        if (ev.kind === 'slice' && !IA32_RTIT_STATUS.decode(await ctx.target.rdmsr(0, IA32_RTIT_STATUS.address)).Stopped) return true;
+        lateAt = ev.kind;
+        await s.onEvent(held);
+        held = undefined;
+        return ev.kind === 'slice';
       },
     });
-    ctx.expectEqual('the late handler found STATUS.Stopped=1 at the full STOP entry', r.pmis.map((p) => p.stopped), [true]);
+    ctx.expectEqual('the late handler found STATUS.Stopped=1 at the full STOP entry, and no handler after it', r.pmis.map((p) => p.stopped), r.pmis.map((_, i) => i === 0));
     const stops = r.ledger.lost.filter((l) => l.reason === 'stop');
     ctx.expectEqual('all 3 regions, the STOP region included, were filled: one "stop" loss at 3 × 4 KiB', stops.map((l) => [l.at, l.bytes]), [[3 * 4096, null]]);
     ctx.expectEqual('the ledger balances', imbalance(r.ledger), 0);
-    ctx.expect('the workload ran on after the stop (the trace is cut short)', w.model.branchCount > 0 && r.stream.length < 3 * 4096 + 4096, `${r.stream.length} bytes collected`);
+    ctx.expectEqual('the late handler ran while the workload still ran (at a preemption point, not at the exit)', lateAt, 'slice');
+    ctx.expect('tracing resumed after the stop gap: bytes were collected after it', r.stream.length > 3 * 4096, `${r.stream.length} bytes collected, the gap at ${3 * 4096}`);
     ctx.expectFlowEqualsTruth('ptlab flow up to the stop gap is a prefix of truth.jsonl', 'prefix');
   },
 };
