@@ -40,6 +40,12 @@ export function writeImage(s: SavedContext, img: PtImage): SavedContext {
   return s;
 }
 
+/** `s` with STATUS.PendPSB cleared (driver fault 'drop-pend-psb' only). */
+function withoutPendPsb(s: SavedContext): SavedContext {
+  const img = readImage(s);
+  return writeImage(s, { ...img, status: IA32_RTIT_STATUS.encode({ ...IA32_RTIT_STATUS.decode(img.status), PendPSB: false }) });
+}
+
 function componentOf(area: Uint8Array): Uint8Array {
   const bytes = ptStateBytes(area);
   if (!bytes) throw new PtError('bad_state', 'the XSAVE area holds no PT state (XCOMP_BV[8] = 0)');
@@ -89,7 +95,8 @@ export class ContextSwitcher {
   }
 
   /** Restore: everything but CTL (TraceEn is 0), then CTL last; XRSTORS loads CTL last itself (§3 step 5). */
-  async restore(s: SavedContext): Promise<void> {
+  async restore(saved: SavedContext): Promise<void> {
+    const s = this.faults.has('drop-pend-psb') ? withoutPendPsb(saved) : saved;
     if (s.kind === 'xsaves') {
       const extra = this.handSwitched().map((o, i) => wr(o.msr, s.extra[i]!, `restore: ${o.step}`));
       await this.io.batch(extra);

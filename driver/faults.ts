@@ -29,7 +29,9 @@ export type DriverFault =
   /** Manual context save: the output MSRs are read before TraceEn is cleared (inexact while tracing: spec/msrs.md §5). */
   | 'manual-save-before-stop'
   /** Several contexts: a ToPA PMI is always taken as the loaded context's, never as a switched-out one's (contexts.ts). */
-  | 'ignore-switched-out';
+  | 'ignore-switched-out'
+  /** Context restore: STATUS.PendPSB of the saved state is cleared before it is loaded (a PSB owed at the save is lost: spec/output.md §7.4). */
+  | 'drop-pend-psb';
 
 /** What each fault breaks, in one line (ptlab list, result.json figures). */
 export const DRIVER_FAULTS: Readonly<Record<DriverFault, string>> = {
@@ -44,6 +46,7 @@ export const DRIVER_FAULTS: Readonly<Record<DriverFault, string>> = {
   'manual-restore-ctl-first': 'the manual context restore writes CTL first',
   'manual-save-before-stop': 'the manual context save reads the output MSRs before clearing TraceEn',
   'ignore-switched-out': 'a ToPA PMI is always handled as the loaded context\'s, never on a switched-out context\'s image',
+  'drop-pend-psb': 'the context restore clears PendPSB in the saved STATUS before loading it',
 };
 
 /** Every fault name. */

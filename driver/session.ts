@@ -24,7 +24,7 @@ import { TopaManager } from './topa/manager.js';
 export interface SessionOptions {
   readonly cpu?: number;
   readonly signal?: AbortSignal;
-  /** The target's trace-off meter (sim: modelled instructions and bytes). */
+  /** The target's trace-off meter (sim: branches retired and bytes written). */
   readonly meter?: TraceOffMeter;
   /** Raise a `slice` event every this many branches (context-switch runs). */
   readonly sliceBranches?: number;

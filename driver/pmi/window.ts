@@ -1,10 +1,13 @@
 // The trace-off window of a PMI (issue 4 item 4): how long tracing was off
 // while the handler ran. The driver measures host wall time; a target that
-// models time (sim) can also report modelled instructions and bytes.
+// models time (sim) can also report the branches it retired and the bytes it
+// wrote in the window.
 
 /** What a target's meter says at one instant (sim: modelled counters). */
 export interface MeterReading {
-  readonly instructions: number;
+  /** Branches the CPU has retired (the workload's progress). */
+  readonly branches: number;
+  /** Trace bytes the CPU has written to memory. */
   readonly bytes: number;
 }
 
@@ -17,18 +20,19 @@ export interface TraceOffMeter {
 export interface TraceOffWindow {
   /** Host microseconds from the TraceEn-clearing write to the restoring write. */
   readonly us: number;
-  /** Modelled instructions and bytes in the window, when the target has a meter. */
+  /** Modelled branches retired and bytes written in the window, when the target has a meter. */
   readonly model?: MeterReading;
 }
 
 /** Starts measuring; the returned function ends the window. */
 export async function openWindow(meter: TraceOffMeter | undefined, cpu: number): Promise<() => Promise<TraceOffWindow>> {
   const t0 = performance.now();
-  const m0 = meter ? await meter.read(cpu) : undefined;
+  const elapsedUs = (): number => Math.round((performance.now() - t0) * 1000);
+  if (!meter) return async () => ({ us: elapsedUs() });
+  const m0 = await meter.read(cpu);
   return async () => {
-    const us = Math.round((performance.now() - t0) * 1000);
-    if (!meter || !m0) return { us };
+    const us = elapsedUs();
     const m1 = await meter.read(cpu);
-    return { us, model: { instructions: m1.instructions - m0.instructions, bytes: m1.bytes - m0.bytes } };
+    return { us, model: { branches: m1.branches - m0.branches, bytes: m1.bytes - m0.bytes } };
   };
 }

@@ -31,3 +31,26 @@ export function junitSuite(r: ResultJson): string {
 export function junitXml(runs: readonly ResultJson[]): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="ptlab">\n${runs.map(junitSuite).join('')}</testsuites>\n`;
 }
+
+/**
+ * junit.xml of a seed sweep: one testsuite per (scenario, profile), one testcase per seed, failed
+ * with the run's reason (thousands of runs; each failed run keeps its own directory).
+ */
+export function junitSweepXml(runs: readonly ResultJson[]): string {
+  const a = (s: string) => xmlEscape(s);
+  const groups = new Map<string, ResultJson[]>();
+  for (const r of runs) {
+    const key = `${r.scenario}@${r.target}:${r.profile}`;
+    const g = groups.get(key);
+    if (g) g.push(r); else groups.set(key, [r]);
+  }
+  const suites = [...groups].map(([name, rs]) => {
+    const cls = `ptlab.${rs[0]!.target}.${rs[0]!.profile}.${rs[0]!.scenario}`;
+    const cases = rs.map((r) => `    <testcase classname="${a(cls)}" name="seed ${r.seed}">` + (
+      r.verdict === 'pass' ? '</testcase>\n'
+        : `\n      <${r.verdict === 'skip' ? 'skipped' : 'failure'} message="${a(r.reason ?? '')}"/>\n    </testcase>\n`));
+    const count = (v: string) => rs.filter((r) => r.verdict === v).length;
+    return `  <testsuite name="${a(name)}" tests="${rs.length}" failures="${count('fail')}" skipped="${count('skip')}">\n${cases.join('')}  </testsuite>\n`;
+  });
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="ptlab sweep">\n${suites.join('')}</testsuites>\n`;
+}

@@ -1,11 +1,11 @@
 // The summary table `ptlab run` prints at the end: one row per run, then the totals.
 import type { ResultJson } from './result.js';
 
-/** One progress line, printed as a run finishes. */
-export function progressLine(r: ResultJson, i: number, n: number, ms: number): string {
+/** One progress line, printed as a run finishes (`withSeed`: in a sweep, the run's seed too). */
+export function progressLine(r: ResultJson, i: number, n: number, ms: number, withSeed = false): string {
   const tag = r.verdict === 'pass' ? 'PASS' : r.verdict === 'fail' ? 'FAIL' : 'skip';
   const why = r.verdict === 'pass' ? '' : `  ${r.reason ?? ''}`;
-  return `[${String(i).padStart(String(n).length)}/${n}] ${tag} ${r.scenario} (${r.target}:${r.profile}) ${ms} ms${why}`;
+  return `[${String(i).padStart(String(n).length)}/${n}] ${tag} ${r.scenario} (${r.target}:${r.profile})${withSeed ? ` seed ${r.seed}` : ''} ${ms} ms${why}`;
 }
 
 /** A fixed-width table: scenario × profile verdicts, and the counts. */
@@ -23,5 +23,52 @@ export function summaryTable(runs: readonly ResultJson[]): string {
   for (const s of scenarios) lines.push(row(s, profiles.map((p) => cell(s, p))));
   const count = (v: string) => runs.filter((r) => r.verdict === v).length;
   lines.push('', `${runs.length} runs: ${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Failures per 1,000 runs that were made (skips do not count), to one decimal. */
+export function failuresPerThousand(runs: readonly ResultJson[]): string {
+  const made = runs.filter((r) => r.verdict !== 'skip').length;
+  const failed = runs.filter((r) => r.verdict === 'fail').length;
+  return made === 0 ? '0' : (Math.round((failed * 10_000) / made) / 10).toString();
+}
+
+/**
+ * The table of a seed sweep: scenario × profile, each cell the failed runs of the seeds it ran
+ * ("0/200", "3/200"; "skip" where the scenario never applied), then the failing seeds of each
+ * cell and the totals with failures per 1,000 runs.
+ */
+export function sweepTable(runs: readonly ResultJson[]): string {
+  const profiles = [...new Set(runs.map((r) => `${r.target}:${r.profile}`))];
+  const scenarios = [...new Set(runs.map((r) => r.scenario))];
+  const cells = new Map<string, { made: number; failedSeeds: number[] }>();
+  for (const r of runs) {
+    const key = `${r.scenario} ${r.target}:${r.profile}`;
+    const c = cells.get(key) ?? { made: 0, failedSeeds: [] };
+    if (r.verdict !== 'skip') c.made++;
+    if (r.verdict === 'fail') c.failedSeeds.push(r.seed);
+    cells.set(key, c);
+  }
+  const text = (s: string, p: string): string => {
+    const c = cells.get(`${s} ${p}`);
+    return c === undefined ? '-' : c.made === 0 ? 'skip' : `${c.failedSeeds.length}/${c.made}`;
+  };
+  const w0 = Math.max(8, ...scenarios.map((s) => s.length));
+  const ws = profiles.map((p) => Math.max(4, p.length, ...scenarios.map((s) => text(s, p).length)));
+  const row = (first: string, cols: string[]) => [first.padEnd(w0), ...cols.map((c, i) => c.padEnd(ws[i]!))].join('  ').trimEnd();
+  const lines = [row('failures', profiles), row('-'.repeat(w0), ws.map((w) => '-'.repeat(w)))];
+  for (const s of scenarios) lines.push(row(s, profiles.map((p) => text(s, p))));
+  const failing = [...cells].filter(([, c]) => c.failedSeeds.length > 0);
+  if (failing.length) {
+    lines.push('', 'failing seeds:');
+    for (const [key, c] of failing) {
+      const shown = c.failedSeeds.slice(0, 10).join(', ') + (c.failedSeeds.length > 10 ? ` (+${c.failedSeeds.length - 10} more)` : '');
+      lines.push(`  ${key}: ${shown}`);
+    }
+  }
+  const lo = runs.reduce((m, r) => Math.min(m, r.seed), Infinity), hi = runs.reduce((m, r) => Math.max(m, r.seed), -Infinity);
+  const count = (v: string) => runs.filter((r) => r.verdict === v).length;
+  lines.push('', `${runs.length} runs over seeds ${lo}-${hi}: ${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped; ` +
+    `${failuresPerThousand(runs)} failures per 1,000 runs`);
   return `${lines.join('\n')}\n`;
 }

@@ -33,11 +33,15 @@ export interface RunSpec {
   readonly driverFaults?: readonly DriverFault[];
 }
 
+/** Which run directories are kept: every one, or only those of failed runs (a seed sweep). */
+export type KeepRuns = 'all' | 'failed';
+
 /**
  * Runs `spec` on `on` (a new sim target by default) and writes its run directory at `dir`;
- * returns result.json's content.
+ * returns result.json's content. With `keep: 'failed'` a run that passes or skips leaves no
+ * directory (it is staged and discarded).
  */
-export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = new SimSuiteTarget()): Promise<ResultJson> {
+export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = new SimSuiteTarget(), keep: KeepRuns = 'all'): Promise<ResultJson> {
   const { scenario, target, seed } = spec;
   if (on.kind !== target) throw new PtError('bad_config', `run of ${scenario.name} is for the ${target} target, but the suite's target is ${on.kind}`);
   const knobs = spec.knobs ?? [];
@@ -46,14 +50,18 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
   const env: ScenarioEnv = { target, profile: p, caps: capsOf(p), seed, ...(faults.length ? { driverFaults: new Set(faults) } : {}) };
   const base = { scenario: scenario.name, target, profile: p.name, seed };
   const tmp = await stage(dir);
+  const finish = async (r: ResultJson): Promise<ResultJson> => {
+    if (keep === 'failed' && r.verdict !== 'fail') await discard(tmp);
+    else await commit(tmp, dir);
+    return r;
+  };
   try {
     // Where the model is the PT unit, the sim's applicability rules hold (suite-target.ts `rules`).
     const skip = !scenario.targets.includes(on.rules) ? `does not run on the ${target} target` : scenario.skip(env);
     if (skip !== undefined) {
       const r: ResultJson = { ...base, ...verdictOf([], skip), expectations: [], figures: {} };
       await writeVerdict(tmp, r);
-      await commit(tmp, dir);
-      return r;
+      return await finish(r);
     }
     const cpu = await on.prepare({ profile: p, seed, knobs, settings: scenario.sim ?? {} });
     let released = false;
@@ -83,8 +91,7 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
       if (faults.length) ctx.figure('driverFaults', faults.join(','));
       const r: ResultJson = { ...base, ...verdictOf(ctx.expectations), expectations: ctx.expectations, figures: ctx.figures };
       await writeVerdict(tmp, r);
-      await commit(tmp, dir);
-      return r;
+      return await finish(r);
     } finally {
       await release();
     }

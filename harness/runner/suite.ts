@@ -1,18 +1,19 @@
 // A matrix of runs (ptlab run): scenarios × profiles on one target, one run
-// directory each under `out/<scenario>/<profile>/`, progress as each finishes,
+// directory each under `out/<scenario>/<profile>/` (a seed sweep: seeds ×
+// scenarios × profiles under `out/seed-<S>/`), progress as each finishes,
 // and a junit.xml of every run at `out/junit.xml` for CI. The target is opened
 // once for the whole suite (one VM) and always disposed, also when the suite is
 // aborted (SIGINT in the CLI) or a run throws.
 import { access, constants, mkdir, rmdir, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { PtError } from '../../driver/errors.js';
-import { junitXml } from '../report/junit.js';
+import { junitSweepXml, junitXml } from '../report/junit.js';
 import type { ResultJson } from '../report/result.js';
 import type { DriverFault } from '../../driver/faults.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import type { CpuProfile, ProfileName } from '../sim/profiles.js';
 import type { Scenario, TargetKind } from '../scenarios/scenario.js';
-import { runScenario } from './run-scenario.js';
+import { runScenario, type KeepRuns } from './run-scenario.js';
 import { openSuiteTarget, type SuiteTarget } from './suite-target.js';
 import type { TargetReach } from './targets.js';
 
@@ -22,8 +23,14 @@ export interface SuitePlan {
   readonly target: TargetKind;
   /** Model profiles (sim, qemu --pt model); a real CPU (qemu --pt hardware, ssh) runs its probed profile instead. */
   readonly profiles: readonly ProfileName[];
+  /** The seed; with `lastSeed`, the first seed of a sweep over `seed`..`lastSeed`. */
   readonly seed: number;
+  readonly lastSeed?: number;
   readonly out: string;
+  /** Which run directories to keep (default: all for one seed, failed ones for a sweep). */
+  readonly keep?: KeepRuns;
+  /** Stop at the first failed run; the runs after it are not made. */
+  readonly failFast?: boolean;
   /** Model knobs: sim only. */
   readonly knobs?: readonly KnobName[];
   /** Driver faults (driver/faults.ts): any target. */
@@ -42,9 +49,15 @@ export interface SuiteOptions {
   readonly signal?: AbortSignal;
 }
 
-/** The run directory of one (scenario, profile) under `out`. */
-export function runDirOf(out: string, scenario: string, profile: string): string {
-  return join(out, scenario, profile);
+/** The run directory of one (scenario, profile) under `out`; in a sweep, under `out/seed-<S>/`. */
+export function runDirOf(out: string, scenario: string, profile: string, sweepSeed?: number): string {
+  return sweepSeed === undefined ? join(out, scenario, profile) : join(out, `seed-${sweepSeed}`, scenario, profile);
+}
+
+/** The seeds of a plan, in order. */
+export function seedsOf(plan: Pick<SuitePlan, 'seed' | 'lastSeed'>): number[] {
+  const last = plan.lastSeed ?? plan.seed;
+  return Array.from({ length: last - plan.seed + 1 }, (_, i) => plan.seed + i);
 }
 
 /** Creates `out` if needed and checks that it is a writable directory (before anything runs); returns the first directory it created. */
@@ -61,10 +74,15 @@ export async function prepareOut(out: string): Promise<string | undefined> {
 
 /** Removes the directories prepareOut created, from `out` up to `created`, while they are empty. */
 async function unprepareOut(out: string, created: string | undefined): Promise<void> {
-  if (created === undefined) return;
-  const top = resolve(created);
-  for (let d = resolve(out); ; d = dirname(d)) {
-    if (!(await rmdir(d).then(() => true, () => false)) || d === top || dirname(d) === d) return;
+  if (created !== undefined) await removeEmptyDirs(out, created);
+}
+
+/** Removes `from` and its parents up to and including `top`, while they are empty (rmdir never removes a file). */
+async function removeEmptyDirs(from: string, top: string): Promise<void> {
+  const last = resolve(top);
+  if (relative(last, resolve(from)).startsWith('..')) return;
+  for (let d = resolve(from); ; d = dirname(d)) {
+    if (!(await rmdir(d).then(() => true, () => false)) || d === last || dirname(d) === d) return;
   }
 }
 
@@ -86,19 +104,27 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
   await using host = opened;
   opts.opened?.(host);
   const profiles: readonly (ProfileName | CpuProfile)[] = host.probed ? [host.probed] : plan.profiles;
-  const jobs = plan.scenarios.flatMap((s) => profiles.map((p) => ({ s, p })));
+  const sweep = plan.lastSeed !== undefined;
+  const keep = plan.keep ?? (sweep ? 'failed' : 'all');
+  const jobs = seedsOf(plan).flatMap((seed) => plan.scenarios.flatMap((s) => profiles.map((p) => ({ seed, s, p }))));
   const results: ResultJson[] = [];
   try {
-    for (const [i, { s, p }] of jobs.entries()) {
+    for (const [i, { seed, s, p }] of jobs.entries()) {
       if (opts.signal?.aborted) throw new PtError('aborted', `interrupted after ${results.length} of ${jobs.length} runs`, { cause: opts.signal.reason });
       const t0 = performance.now();
       const name = typeof p === 'string' ? p : p.name;
-      const r = await runScenario({ scenario: s, target: plan.target, profile: p, seed: plan.seed, knobs: plan.knobs ?? [], driverFaults: plan.driverFaults ?? [] }, runDirOf(plan.out, s.name, name), host);
-      results.push(r);
+      const spec = { scenario: s, target: plan.target, profile: p, seed, knobs: plan.knobs ?? [], driverFaults: plan.driverFaults ?? [] };
+      const dir = runDirOf(plan.out, s.name, name, sweep ? seed : undefined);
+      const r = await runScenario(spec, dir, host, keep);
+      // A run that kept no directory leaves no empty seed-<S>/<scenario>/ behind either.
+      if (keep === 'failed' && r.verdict !== 'fail') await removeEmptyDirs(dirname(dir), sweep ? join(plan.out, `seed-${seed}`) : dirname(dir));
+      // A sweep holds thousands of results: a run that did not fail keeps only its verdict.
+      results.push(sweep && r.verdict !== 'fail' ? { ...r, expectations: [], figures: {} } : r);
       progress(r, i + 1, jobs.length, Math.round(performance.now() - t0));
+      if (plan.failFast && r.verdict === 'fail') break;
     }
   } finally {
-    await writeFile(join(plan.out, 'junit.xml'), junitXml(results));
+    await writeFile(join(plan.out, 'junit.xml'), sweep ? junitSweepXml(results) : junitXml(results));
   }
   return results;
 }

@@ -68,6 +68,6 @@ export async function createSim(
 }
 
 /** The generator options of a scenario run: truth on, the runner's flush grain, the scenario's buffer. */
-export function modelTrace(o: SimSettings): { truth: true; flushBytes: number; buffer?: NonNullable<SimSettings['buffer']> } {
-  return { truth: true, flushBytes: SIM_DEFAULTS.flushBytes, ...(o.buffer ? { buffer: o.buffer } : {}) };
+export function modelTrace(o: SimSettings): { truth: true; flushBytes: number; buffer?: NonNullable<SimSettings['buffer']>; deferPsbInHandler?: boolean } {
+  return { truth: true, flushBytes: SIM_DEFAULTS.flushBytes, ...(o.buffer ? { buffer: o.buffer } : {}), ...(o.deferPsbInHandler ? { deferPsbInHandler: true } : {}) };
 }

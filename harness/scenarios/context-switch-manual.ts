@@ -17,7 +17,7 @@ export const contextSwitchManual: Scenario = {
   catches: ['manual-restore-ctl-first', 'manual-save-before-stop'],
   async run(ctx) {
     const w = ctx.workload({ minBranches: 20_000 });
-    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { switching: 'manual' }), { workload: w, sliceBranches: 2000 });
+    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { switching: 'manual' }, w), { workload: w, sliceBranches: 2000 });
     ctx.expect('the context was switched several times', r.switches >= 5, `${r.switches} switches`);
     // Each switch: the first write after the slice event is CTL with TraceEn=0; the last write before the next event is CTL with TraceEn=1.
     const lines = ctx.target.lines;

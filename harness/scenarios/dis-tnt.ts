@@ -1,7 +1,8 @@
 // dis-tnt: CTL.DisTNT=1 (spec/msrs.md §3.1 bit 55; CPUID.(14H,0):EBX[8]): no
 // TNT packets at all; conditional branches leave no trace, while indirect
-// branches and RETs still produce TIPs.
-import { anyOutput, packetStats } from './helpers.js';
+// branches and RETs still produce TIPs. The workload is one whose path
+// executes an indirect JMP or CALL, so a TIP is due whatever the seed.
+import { anyOutput, executesIndirect, packetStats } from './helpers.js';
 import { needs, type Scenario } from './scenario.js';
 
 /** The `dis-tnt` scenario (see the file comment). */
@@ -13,7 +14,8 @@ export const disTnt: Scenario = {
   skip: (env) => needs(env.caps.tntDisable, 'TNT disable (CPUID.(14H,0):EBX[8])'),
   negative: 'ignore-distnt',
   async run(ctx) {
-    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { disTnt: true }));
+    const w = ctx.workload({ where: executesIndirect });
+    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { disTnt: true }, w), { workload: w });
     const st = packetStats(r.stream);
     ctx.expectEqual('no TNT packet', (st.count['tnt.8'] ?? 0) + (st.count['tnt.64'] ?? 0), 0);
     ctx.expect('TIP packets are still emitted', (st.count.tip ?? 0) > 0, `${st.count.tip ?? 0} TIPs`);

@@ -5,6 +5,7 @@ import { packetName } from '../../driver/decode/record.js';
 import type { TopaPolicy, TraceRequest } from '../../driver/request.js';
 import type { PtCaps } from '../../driver/hw/cpuid.js';
 import type { TranscriptLine } from '../../driver/target.js';
+import { K_JCC, type GeneratedWorkload } from '../sim/workload/index.js';
 
 /** Packet counts by type name, TNT bits, decode errors and PSB offsets of a stream. */
 export interface PacketStats {
@@ -78,6 +79,9 @@ export function everyPmiHandled(pmis: readonly { readonly action: string }[]): b
   return pmis.every((p) => p.action === 'handled' || p.action === 'handled-saved' || p.action === 'final-stop');
 }
 
+/** Default workload size: small, so the whole suite stays fast (issue 4 "Tests"). */
+export const DEFAULT_BRANCHES = 12_000;
+
 /** A ToPA request of `regions` 4 KiB regions with `policy`. */
 export function topa(policy: TopaPolicy, regions = 3, extra: Omit<TraceRequest, 'output'> = {}): TraceRequest {
   return { output: { scheme: 'topa', policy, regionSize: 4096, regions }, ...extra };
@@ -88,10 +92,17 @@ export function singleRange(size = 1 << 20, extra: Omit<TraceRequest, 'output'> 
   return { output: { scheme: 'single-range', size }, ...extra };
 }
 
-/** The request that works on every profile: ToPA single-entry on MENTRY=0 CPUs, else grow. */
-export function anyOutput(mentry: boolean, extra: Omit<TraceRequest, 'output'> = {}): TraceRequest {
-  // MENTRY=0: one 64 KiB region holds a default workload's trace without a PMI (spec/output.md §4.6).
-  return mentry ? topa('grow', 3, extra) : { output: { scheme: 'topa', policy: 'single-entry', regionSize: 65536, regions: 1 }, ...extra };
+/**
+ * The request that works on every profile: ToPA single-entry on MENTRY=0 CPUs, else grow. On
+ * MENTRY=0 the one region holds the whole trace of `w` (default: a workload of DEFAULT_BRANCHES)
+ * without a PMI (spec/output.md §4.6): 8 bytes per branch, at least 64 KiB, a power of two.
+ */
+export function anyOutput(mentry: boolean, extra: Omit<TraceRequest, 'output'> = {}, w?: GeneratedWorkload): TraceRequest {
+  if (mentry) return topa('grow', 3, extra);
+  const branches = w?.model.branchCount ?? DEFAULT_BRANCHES;
+  let regionSize = 65536;
+  while (regionSize < branches * 8) regionSize *= 2;
+  return { output: { scheme: 'topa', policy: 'single-entry', regionSize, regions: 1 }, ...extra };
 }
 
 /** The kernel half of the canonical address space starts here (48-bit): IPs at or above are CPL 0 code. */
@@ -106,4 +117,21 @@ export function timingVolume(caps: PtCaps): Omit<TraceRequest, 'output'> {
   const mtc = caps.mtc && (caps.mtcPeriods & 1) !== 0;
   const cyc = caps.psbCyc && (caps.cycThresholds & 1) !== 0;
   return { ...(mtc ? { tsc: true, mtc: { freq: 0 } } : {}), ...(cyc ? { cyc: { thresh: 0 } } : {}) };
+}
+
+/**
+ * The distinct addresses the taken branches of `w`'s path jump to, ascending (from its model,
+ * known on every target; the exit is left out: it leaves the workload).
+ */
+export function takenBranchTargets(w: GeneratedWorkload): number[] {
+  const to = new Set<number>();
+  w.model.forEachBranch((c) => { if (c.to >= 0 && (c.kind !== K_JCC || c.taken)) to.add(c.to); });
+  return [...to].sort((x, y) => x - y);
+}
+
+/** True when `w`'s path executes an indirect JMP or CALL: a TIP packet whatever TNT and RET compression do. */
+export function executesIndirect(w: GeneratedWorkload): boolean {
+  let found = false;
+  w.model.forEachBranch((c) => { found ||= c.indirect; });
+  return found;
 }

@@ -20,6 +20,7 @@ import { kvmGuestLimits } from './kvm-guest-limits.js';
 import { singleRangeErrors } from './single-range-errors.js';
 import { contextSwitchManual } from './context-switch-manual.js';
 import { pmiPreservation } from './pmi-preservation.js';
+import { psbPreservation } from './psb-preservation.js';
 import { pmiSkid } from './pmi-skid.js';
 import { singleEntryTopa } from './single-entry-topa.js';
 import { singleRangeWrap } from './single-range-wrap.js';
@@ -40,7 +41,7 @@ import { xsavesPmiOtherContext } from './xsaves-pmi-other-context.js';
 /** Every scenario. */
 export const SCENARIOS: readonly Scenario[] = [
   topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaStop, topaBudget, topaCachedEntries, singleRangeWrap, singleEntryTopa,
-  pmiSkid, pmiBackToBack, pmiPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, contextSwitchManual, failSafeBusy,
+  pmiSkid, pmiBackToBack, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, contextSwitchManual, failSafeBusy,
   errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
   cr3Filter, ipFilter, tracestop, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,
   ptwrite, disTnt,

@@ -16,7 +16,9 @@ export const ovfDrain: Scenario = {
   sim: { buffer: { capacity: 256, drainBytesPerCycle: 0.05 } },
   negative: 'no-overflow',
   async run(ctx) {
-    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries));
+    // A path long enough that the slow drain overflows on every seed.
+    const w = ctx.workload({ minBranches: 5000 });
+    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, {}, w), { workload: w });
     const ovfs = packetStats(r.stream).count.ovf ?? 0;
     const lost = r.ledger.lost.filter((l) => l.reason === 'ovf');
     ctx.expect('the stream has OVF packets', ovfs > 0, `${ovfs} OVF`);

@@ -14,6 +14,8 @@ export interface SimSettings {
   readonly pmiSkid?: number;
   /** The internal buffer between generator and output (OVF when it cannot drain). */
   readonly buffer?: InternalBufferConfig;
+  /** A PSB due inside the driver's handler waits for the resume or PendPSB (GeneratorOptions.deferPsbInHandler). */
+  readonly deferPsbInHandler?: boolean;
 }
 
 /** The kinds of target a scenario can name. */

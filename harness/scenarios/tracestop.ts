@@ -20,7 +20,7 @@ export const tracestop: Scenario = {
     const pick = path.slice(Math.floor(path.length / 2)).find((x) => x.kind !== 'jcc' || x.taken)!;
     const target = BigInt(pick.to!);
     const firstHit = path.findIndex((x) => x.to === pick.to && (x.kind !== 'jcc' || x.taken));
-    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { ranges: [{ role: 'tracestop', a: target, b: target }] }), { workload: w });
+    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { ranges: [{ role: 'tracestop', a: target, b: target }] }, w), { workload: w });
     ctx.expectEqual('STATUS.Stopped=1 at the end', r.final.stopped, true);
     ctx.expectEqual('one TraceStop packet', packetStats(r.stream).count.stop ?? 0, 1);
     const traced = branchRecords(ctx.sim?.truth(0) ?? []).length;

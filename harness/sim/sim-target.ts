@@ -239,6 +239,14 @@ export class SimTarget implements Target {
     return this.traces[cpu]!.written;
   }
 
+  /** Branches retired by the executions running on `cpu` (the trace-off meter's progress count). */
+  retiredBranches(cpu: number): number {
+    this.unit(cpu);
+    let n = 0;
+    for (const ex of this.running[cpu]!) n += ex.branches;
+    return n;
+  }
+
   /** Bytes `cpu` dropped in its internal buffer (losses.json `dropped`; each drop shows as an OVF). */
   dropped(cpu: number): number {
     this.unit(cpu);

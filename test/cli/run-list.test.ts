@@ -68,6 +68,11 @@ describe('ptlab run', () => {
     ['no scenario', [], /no scenario given/],
     ['names and --all together', ['topa-grow', '--all'], /not both/],
     ['an unknown option', ['--all', '--fast'], /unknown option '--fast'/],
+    ['--seed and --seeds together', ['topa-grow', '--seed', '3', '--seeds', '1-4'], /--seed N or --seeds A-B, not both/],
+    ['a --seeds that is not a range', ['topa-grow', '--seeds', '7'], /--seeds takes a range A-B/],
+    ['a --seeds range that ends before it starts', ['topa-grow', '--seeds', '9-3'], /ends before it starts/],
+    ['a --seeds bound out of range', ['topa-grow', '--seeds', '1-4294967296'], /--seeds must be an integer 0..4294967295/],
+    ['an unknown --keep', ['topa-grow', '--keep', 'some'], /--keep must be all or failed/],
   ] as const)('%s: a clear error, exit 2, nothing written', async ([, args, msg]) => {
     const out = join(root, `bad-${args.join('_').replace(/[^a-z0-9]/gi, '')}`);
     const r = await ptlab('run', ...args, '--out', out);
@@ -86,5 +91,43 @@ describe('ptlab run', () => {
     await mkdir(ro);
     await chmod(ro, 0o500);
     expect((await ptlab('run', 'topa-grow', '--cpu', 'skylake', '--out', join(ro, 'runs'))).code).toBe(2);
+  });
+});
+
+describe('ptlab run --seeds (a seed sweep)', () => {
+  test('sweeps every seed of the range: a line per seed, the failure table, no directory for a passing run', async () => {
+    const out = join(root, 'sweep-pass');
+    const r = await ptlab('run', 'ret-compression', 'topa-grow', '--cpu', 'skylake', '--seeds', '3-5', '--out', out);
+    expect([r.code, (r.out.match(/^seed [345]: 2 runs, 0 failed/gm) ?? []).length, /^ret-compression +0\/3$/m.test(r.out),
+      r.out.includes('6 runs over seeds 3-5: 6 passed, 0 failed, 0 skipped; 0 failures per 1,000 runs'), await readdir(out)]).toEqual([0, 3, true, true, ['junit.xml']]);
+  });
+
+  test('a failing sweep: exit 1, each failure with its seed, the failing seeds listed, the failed runs kept', async () => {
+    const out = join(root, 'sweep-fail');
+    const r = await ptlab('run', 'err-reserved-bit', '--cpu', 'skylake', '--seeds', '7-8', '--knob', 'swallow-gp', '--out', out);
+    const kept = await readdir(out);
+    expect([r.code, /\[1\/2\] FAIL err-reserved-bit \(sim:skylake\) seed 7/.test(r.out), r.out.includes('err-reserved-bit sim:skylake: 7, 8'),
+      r.out.includes('1000 failures per 1,000 runs'), kept.sort(), existsSync(join(out, 'seed-8', 'err-reserved-bit', 'skylake', 'result.json'))])
+      .toEqual([1, true, true, true, ['junit.xml', 'seed-7', 'seed-8'], true]);
+    const junit = await readFile(join(out, 'junit.xml'), 'utf8');
+    expect([(junit.match(/<testcase /g) ?? []).length, (junit.match(/<failure /g) ?? []).length, junit.includes('name="seed 8"')]).toEqual([2, 2, true]);
+  });
+
+  test('--keep all keeps a passing sweep run\'s directory under seed-<S>/', async () => {
+    const out = join(root, 'sweep-keep');
+    const r = await ptlab('run', 'err-reserved-bit', '--cpu', 'skylake', '--seeds', '2-2', '--keep', 'all', '--out', out);
+    expect([r.code, existsSync(join(out, 'seed-2', 'err-reserved-bit', 'skylake', 'trace.pt'))]).toEqual([0, true]);
+  });
+
+  test('--fail-fast stops at the first failed run', async () => {
+    const out = join(root, 'fail-fast');
+    const r = await ptlab('run', 'err-reserved-bit', '--cpu', 'skylake', '--seeds', '1-50', '--knob', 'swallow-gp', '--fail-fast', '--out', out);
+    expect([r.code, r.out.includes('1 runs over seeds 1-1: 0 passed, 1 failed'), (await readdir(out)).sort()]).toEqual([1, true, ['junit.xml', 'seed-1']]);
+  });
+
+  test('--keep failed on one seed leaves only the failed runs\' directories', async () => {
+    const out = join(root, 'keep-failed');
+    const r = await ptlab('run', 'err-reserved-bit', 'ret-compression', '--cpu', 'skylake', '--keep', 'failed', '--knob', 'swallow-gp', '--out', out);
+    expect([r.code, (await readdir(out)).sort()]).toEqual([1, ['err-reserved-bit', 'junit.xml']]);
   });
 });

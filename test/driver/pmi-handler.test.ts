@@ -74,10 +74,10 @@ describe('handler steps', () => {
   test('the trace-off window is recorded, with the meter the target gives', async () => {
     const r = await rig('skylake');
     let n = 0;
-    const s = await TraceSession.open(r.target, { output: grow }, { meter: { read: () => ({ instructions: (n += 10), bytes: n * 2 }) } });
+    const s = await TraceSession.open(r.target, { output: grow }, { meter: { read: () => ({ branches: (n += 10), bytes: n * 2 }) } });
     await s.start();
     await pump(r, s, 9000);
-    expect(s.pmis[0]!.window?.model).toEqual({ instructions: 10, bytes: 20 });
+    expect(s.pmis[0]!.window?.model).toEqual({ branches: 10, bytes: 20 });
   });
 });
 

@@ -1,8 +1,8 @@
 // result.json verdict rules, junit.xml escaping and the summary table.
 import { describe, expect, test } from 'vitest';
-import { junitXml, xmlEscape } from '../../harness/report/junit.js';
+import { junitSweepXml, junitXml, xmlEscape } from '../../harness/report/junit.js';
 import { resultJsonText, verdictOf, type ResultJson } from '../../harness/report/result.js';
-import { summaryTable } from '../../harness/report/summary.js';
+import { failuresPerThousand, summaryTable, sweepTable } from '../../harness/report/summary.js';
 
 const ok = { name: 'a', ok: true, detail: 'fine' };
 const bad = { name: 'b', ok: false, detail: 'got 1, want 2' };
@@ -48,5 +48,33 @@ describe('the summary table', () => {
   });
   test('ends with passed, failed and skipped counts', () => {
     expect(summaryTable([run({}), run({ profile: 'full', verdict: 'fail' })])).toContain('2 runs: 1 passed, 1 failed, 0 skipped');
+  });
+});
+
+describe('the sweep report', () => {
+  const sweep = [
+    run({ seed: 1 }), run({ seed: 2, verdict: 'fail', reason: 'b: got 1, want 2', expectations: [bad] }), run({ seed: 3 }),
+    run({ seed: 1, profile: 'broadwell', verdict: 'skip', reason: 'no', expectations: [] }),
+    run({ seed: 2, profile: 'broadwell', verdict: 'skip', reason: 'no', expectations: [] }),
+    run({ seed: 3, profile: 'broadwell', verdict: 'skip', reason: 'no', expectations: [] }),
+  ];
+  test('one cell per scenario and profile: failed runs of the runs made, or skip', () => {
+    const t = sweepTable(sweep);
+    expect([/^s +1\/3 +skip$/m.test(t) || /^s +skip +1\/3$/m.test(t), t.includes('  s sim:skylake: 2')]).toEqual([true, true]);
+  });
+  test('the totals count failures per 1,000 runs made (skips left out)', () => {
+    expect([failuresPerThousand(sweep), sweepTable(sweep).includes('6 runs over seeds 1-3: 2 passed, 1 failed, 3 skipped; 333.3 failures per 1,000 runs')]).toEqual(['333.3', true]);
+  });
+  test('no run made: 0 failures per 1,000', () => {
+    expect(failuresPerThousand([])).toBe('0');
+  });
+  test('the failing seeds of a cell are listed, the first ten and how many more', () => {
+    const many = Array.from({ length: 13 }, (_, i) => run({ seed: i + 1, verdict: 'fail', reason: 'x' }));
+    expect(sweepTable(many)).toContain('s sim:skylake: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 (+3 more)');
+  });
+  test('junit.xml of a sweep: one testsuite per scenario and profile, one testcase per seed', () => {
+    const xml = junitSweepXml(sweep);
+    expect([(xml.match(/<testsuite /g) ?? []).length, (xml.match(/<testcase /g) ?? []).length, (xml.match(/<failure /g) ?? []).length,
+      (xml.match(/<skipped /g) ?? []).length, xml.includes('tests="3" failures="1" skipped="0"')]).toEqual([2, 6, 1, 3, true]);
   });
 });

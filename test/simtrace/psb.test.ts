@@ -112,3 +112,47 @@ describe('PendPSB (output.md §7.4)', () => {
     expect(t.g.status().PendPSB).toBe(false);
   });
 });
+
+describe('a PSB due inside the driver\'s handler (GeneratorOptions.deferPsbInHandler)', () => {
+  const ctl = { ...USER_BRANCHES, InjectPsbPmiOnEnable: true };
+  /** Enabled at PacketByteCnt 2030 (2041 after the enable), then 2044 after one TIP: the handler entry's FUP + TIP.PGD cross 2048. */
+  function intoHandler(opts: Partial<Parameters<typeof make>[0]>, c = ctl) {
+    const t = make(opts);
+    t.g.traceEnable(BASE, regs(c, { PacketByteCnt: 2030 }));
+    t.g.branchIndirect('jmp', BASE, BASE + 2, BASE + 0x7000);
+    t.next();
+    t.g.untracedEnter(BASE + 0x7000);
+    return t;
+  }
+
+  test('by default the PSB+ is written at once, in the handler', () => {
+    const t = intoHandler({});
+    expect([t.next(), t.g.status().PendPSB]).toEqual([['fup 1 0x7000', 'tip.pgd 0', 'psb', 'cbr 32', 'psbend'], false]);
+  });
+
+  test('deferred, it waits in PendPSB and is the first thing written when the handler returns', () => {
+    const t = intoHandler({ deferPsbInHandler: true });
+    expect([t.next(), t.g.status().PendPSB]).toEqual([['fup 1 0x7000', 'tip.pgd 0'], true]);
+    t.g.untracedExit(BASE + 0x7000);
+    expect([t.next(), t.g.status().PendPSB]).toEqual([['psb', 'cbr 32', 'psbend', 'mode.exec 64', 'tip.pge 2 0x10007000'], false]);
+  });
+
+  test('deferred and TraceEn cleared in the handler: kept in PendPSB and written first at the next enable', () => {
+    const t = intoHandler({ deferPsbInHandler: true });
+    t.g.traceDisable(BASE + 0x7000);
+    const status = t.g.status();
+    expect(status).toMatchObject({ PendPSB: true });
+    t.next();
+    t.g.traceEnable(BASE + 0x7000, regs(ctl, { PacketByteCnt: status.PacketByteCnt, PendPSB: true }));
+    expect(t.next().slice(0, 3)).toEqual(['psb', 'cbr 32', 'psbend']);
+  });
+
+  test('deferred without InjectPsbPmiOnEnable, a TraceEn 1→0 in the handler loses it', () => {
+    const t = intoHandler({ deferPsbInHandler: true }, USER_BRANCHES);
+    t.g.traceDisable(BASE + 0x7000);
+    const status = t.g.status();
+    t.next();
+    t.g.traceEnable(BASE + 0x7000, regs(USER_BRANCHES, { PacketByteCnt: status.PacketByteCnt }));
+    expect([status.PendPSB, t.next().includes('psb')]).toEqual([false, false]);
+  });
+});

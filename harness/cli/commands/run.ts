@@ -14,6 +14,12 @@
 // so its negative controls are the sim's. Ctrl-C stops after the current run and always stops
 // the VM.
 //
+// `--seeds A-B` sweeps every seed from A to B (the same scenarios and profiles for each): only the
+// failed runs keep a directory, under DIR/seed-<S>/<scenario>/<profile>/ (`--keep all` keeps every
+// one), progress shows the failures and one line per seed, and the summary is a scenario × profile
+// table of failed runs with the failing seeds and the failures per 1,000 runs. `--fail-fast` stops
+// at the first failed run.
+//
 // Without --cpu every model profile runs (a scenario that does not apply to a profile records a
 // "skip" with its reason). Exit 0 when nothing failed, 1 when a verdict is "fail", 2 for bad input
 // (then nothing is written), 3 when the target is unavailable or refuses (no QEMU, no image, no
@@ -25,16 +31,19 @@ import type { AccelRequest } from '../../qemu/accel.js';
 import type { PtMode } from '../../qemu/qemu-target.js';
 import { TargetUnavailableError } from '../../runner/suite-target.js';
 import { checkProfile, checkTarget, type TargetReach } from '../../runner/targets.js';
+import type { KeepRuns } from '../../runner/run-scenario.js';
 import { runSuite, type SuitePlan } from '../../runner/suite.js';
 import { knob, type KnobName } from '../../sim/knobs/knobs.js';
 import { capsOf, getProfile, PROFILE_NAMES, type ProfileName } from '../../sim/profiles.js';
 import { findScenario, SCENARIOS } from '../../scenarios/index.js';
 import type { Scenario, TargetKind } from '../../scenarios/scenario.js';
-import { progressLine, summaryTable } from '../../report/summary.js';
+import type { ResultJson } from '../../report/result.js';
+import { progressLine, summaryTable, sweepTable } from '../../report/summary.js';
 import type { CliIo } from '../main.js';
 
 const USAGE = [
-  'usage: ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE|all] [--seed N] [--out DIR] [--knob NAME]… [--driver-fault NAME]…',
+  'usage: ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE|all] [--seed N | --seeds A-B] [--out DIR]',
+  '         [--keep all|failed] [--fail-fast] [--knob NAME]… [--driver-fault NAME]…',
   '         qemu: [--pt hardware|model] [--accel auto|tcg|kvm]',
   '         ssh:  --host H [--port P] [--user U] [--key FILE] [--known-host FILE]',
 ].join('\n');
@@ -58,7 +67,8 @@ export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
   const knobs: KnobName[] = [];
   const driverFaults: DriverFault[] = [];
   const given = new Map<string, string>();
-  let all = false, target = 'sim', cpu: string | undefined, seed = 1, out: string | undefined;
+  let all = false, target = 'sim', cpu: string | undefined, seed: number | undefined, out: string | undefined;
+  let seeds: { from: number; to: number } | undefined, keep: KeepRuns | undefined, failFast = false;
   const value = (i: number, opt: string): string => {
     const v = argv[i];
     if (v === undefined || v.startsWith('--')) throw new PtError('bad_config', `${opt} needs a value`);
@@ -73,12 +83,22 @@ export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
       case '--out': out = value(++i, a); break;
       case '--knob': knobs.push(knob(value(++i, a))); break;
       case '--driver-fault': driverFaults.push(driverFault(value(++i, a))); break;
-      case '--seed': {
+      case '--seed': seed = seedOf(value(++i, a), a); break;
+      case '--seeds': {
         const v = value(++i, a);
-        if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) > 0xffff_ffff) throw new PtError('bad_config', `--seed must be an integer 0..4294967295, got '${v}'`);
-        seed = Number(v);
+        const m = /^(\d+)-(\d+)$/.exec(v);
+        if (!m) throw new PtError('bad_config', `--seeds takes a range A-B (e.g. 1-200), got '${v}'`);
+        seeds = { from: seedOf(m[1]!, a), to: seedOf(m[2]!, a) };
+        if (seeds.to < seeds.from) throw new PtError('bad_config', `--seeds ${v}: the range ends before it starts`);
         break;
       }
+      case '--keep': {
+        const v = value(++i, a);
+        if (v !== 'all' && v !== 'failed') throw new PtError('bad_config', `--keep must be all or failed, got '${v}'`);
+        keep = v;
+        break;
+      }
+      case '--fail-fast': failFast = true; break;
       default:
         if ([...QEMU_OPTS, ...SSH_OPTS].includes(a)) { given.set(a, value(++i, a)); break; }
         if (a.startsWith('-')) throw new PtError('bad_config', `unknown option '${a}'`);
@@ -86,6 +106,7 @@ export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
     }
   }
   if (all && names.length) throw new PtError('bad_config', 'give scenario names or --all, not both');
+  if (seed !== undefined && seeds !== undefined) throw new PtError('bad_config', 'give --seed N or --seeds A-B, not both');
   if (!all && !names.length) throw new PtError('bad_config', 'no scenario given (name one or more, or --all; see ptlab list)');
   const kind = checkTarget(target);
   const reach = reachOf(kind, given);
@@ -102,11 +123,32 @@ export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
   if (!all && cpu !== undefined && cpu !== 'all') {
     const p = getProfile(profiles[0]!);
     for (const s of scenarios) {
-      const why = s.skip({ target: kind, profile: p, caps: capsOf(p), seed });
+      const why = s.skip({ target: kind, profile: p, caps: capsOf(p), seed: seeds?.from ?? seed ?? 1 });
       if (why !== undefined) throw new PtError('bad_config', `scenario ${s.name} does not run on --cpu ${p.name}: ${why}`);
     }
   }
-  return { scenarios, target: kind, profiles, seed, out: out ?? defaultOut(now), knobs, ...(driverFaults.length ? { driverFaults } : {}), ...(reach ? { reach } : {}) };
+  return {
+    scenarios, target: kind, profiles, seed: seeds?.from ?? seed ?? 1, ...(seeds ? { lastSeed: seeds.to } : {}),
+    out: out ?? defaultOut(now), knobs, ...(keep ? { keep } : {}), ...(failFast ? { failFast } : {}), ...(driverFaults.length ? { driverFaults } : {}), ...(reach ? { reach } : {}) };
+}
+
+/** Progress of a sweep: every failed run as it happens, and one line as each seed is done. */
+function sweepProgress(io: CliIo, plan: SuitePlan): (r: ResultJson, i: number, n: number, ms: number) => void {
+  let failed = 0, seedRuns = 0, seedFailed = 0, seedMs = 0;
+  const perSeed = plan.scenarios.length * plan.profiles.length;
+  return (r, i, n, ms) => {
+    seedRuns++; seedMs += ms;
+    if (r.verdict === 'fail') { failed++; seedFailed++; io.out(progressLine(r, i, n, ms, true)); }
+    if (seedRuns < perSeed && i < n) return;
+    io.out(`seed ${r.seed}: ${seedRuns} runs, ${seedFailed} failed, ${(seedMs / 1000).toFixed(1)} s (${i}/${n} runs made, ${failed} failed so far)`);
+    seedRuns = 0; seedFailed = 0; seedMs = 0;
+  };
+}
+
+/** A seed from the command line: an integer 0..2^32−1. */
+function seedOf(v: string, opt: string): number {
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) > 0xffff_ffff) throw new PtError('bad_config', `${opt} must be an integer 0..4294967295, got '${v}'`);
+  return Number(v);
 }
 
 /** The qemu/ssh connection options of `kind` from `given`; options of another target are refused. */
@@ -146,7 +188,9 @@ export async function runCommand(argv: string[], io: CliIo): Promise<number> {
   }
   const where = plan.reach?.kind === 'qemu' ? `qemu (--pt ${plan.reach.pt}, --accel ${plan.reach.accel})` : plan.reach?.kind === 'ssh' ? `ssh:${plan.reach.host}` : plan.target;
   const profiles = plan.reach && !(plan.reach.kind === 'qemu' && plan.reach.pt === 'model') ? 'the CPU\'s own profile' : `${plan.profiles.length} profile(s)`;
-  io.out(`ptlab run: ${plan.scenarios.length} scenario(s) × ${profiles} on ${where}, seed ${plan.seed}${plan.knobs?.length ? `, knobs ${plan.knobs.join(',')}` : ''} → ${plan.out}`);
+  const sweep = plan.lastSeed !== undefined;
+  const seedsText = sweep ? `seeds ${plan.seed}-${plan.lastSeed}` : `seed ${plan.seed}`;
+  io.out(`ptlab run: ${plan.scenarios.length} scenario(s) × ${profiles} on ${where}, ${seedsText}${plan.knobs?.length ? `, knobs ${plan.knobs.join(',')}` : ''} → ${plan.out}`);
   // Ctrl-C: stop after the current run; the suite disposes the target (stops the VM) on its way out.
   // A second Ctrl-C exits at once (execa's exit hook still kills QEMU). The listener stays on for the
   // whole suite: with no listener of ours, execa's signal-exit hook would re-raise SIGINT and kill
@@ -164,7 +208,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<number> {
   let results;
   try {
     results = await runSuite(plan, {
-      progress: (r, i, total, ms) => io.out(progressLine(r, i, total, ms)),
+      progress: sweep ? sweepProgress(io, plan) : (r, i, total, ms) => io.out(progressLine(r, i, total, ms)),
       opened: (t) => { if (t.kind !== 'sim') io.out(`ptlab run: ${t.description} is ready`); },
       signal: stop.signal,
     });
@@ -183,6 +227,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<number> {
   } finally {
     process.removeListener('SIGINT', onSigint);
   }
-  io.out(`\n${summaryTable(results)}run directories: ${plan.out}/<scenario>/<profile>/, junit: ${plan.out}/junit.xml`);
+  const kept = sweep ? `${plan.out}/seed-<S>/<scenario>/<profile>/${(plan.keep ?? 'failed') === 'failed' ? ' (failed runs only)' : ''}` : `${plan.out}/<scenario>/<profile>/`;
+  io.out(`\n${sweep ? sweepTable(results) : summaryTable(results)}run directories: ${kept}, junit: ${plan.out}/junit.xml`);
   return results.some((r) => r.verdict === 'fail') ? 1 : 0;
 }

@@ -30,6 +30,8 @@ export interface TraceModelOptions {
    * retires every branch through the generator's event methods: same output, for differential tests.
    */
   readonly replay?: boolean;
+  /** A PSB due inside the driver's handler waits for the resume (GeneratorOptions.deferPsbInHandler). Default false. */
+  readonly deferPsbInHandler?: boolean;
 }
 
 /** The IP the driver's handler code runs at (model choice: a kernel text address, never traced). */
@@ -59,6 +61,7 @@ export class CpuTrace implements TraceHooks, TraceSink {
       truth: o.truth ?? false,
       libiptCompat: o.libiptCompat ?? false,
       replay: o.replay ?? true,
+      deferPsbInHandler: o.deferPsbInHandler ?? false,
       ...(o.buffer ? { buffer: o.buffer } : {}),
       ...(o.clock ? { clock: o.clock } : {}),
       ...(o.flushBytes !== undefined ? { flushBytes: o.flushBytes } : {}),

@@ -51,6 +51,11 @@ export class SimExecution implements Execution {
     else this.onEnd();
   }
 
+  /** Branches this execution has retired so far (0 when its workload could not start). */
+  get branches(): number {
+    return this.engine instanceof Error ? 0 : this.engine.branches;
+  }
+
   private async *run(): AsyncGenerator<TargetEvent> {
     try {
       const e = this.engine;

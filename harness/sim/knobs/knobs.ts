@@ -52,6 +52,8 @@ export type KnobName =
   | 'ignore-ptwen'
   /** The packet generator ignores CTL.DisTNT (TNT packets as usual). */
   | 'ignore-distnt'
+  /** The packet generator ignores CTL.InjectPsbPmiOnEnable: a PSB owed at TraceEn 1→0 is not kept in STATUS.PendPSB (spec/output.md §7.4). */
+  | 'no-psb-preservation'
   /** RDMSR of IA32_RTIT_CTL reads TraceEn as 0 while tracing (spec/msrs.md §3.1: it reads back as written). */
   | 'ctl-hides-traceen';
 
@@ -67,7 +69,7 @@ interface KnobDef {
 const bit = (n: number): bigint => 1n << BigInt(n);
 // IA32_RTIT_CTL bits (spec/msrs.md §3.1).
 const OS = bit(2), CR3FILTER = bit(7), MTCEN = bit(9), TSCEN = bit(10), DISRETC = bit(11), PTWEN = bit(12), BRANCHEN = bit(13);
-const DISTNT = bit(55);
+const DISTNT = bit(55), INJECT_PSB_PMI = bit(56);
 const ADDR_CFG = 0xffffn << 32n, PSBFREQ = 0xfn << 24n;
 
 /** The generator sees CTL as `f(ctl)` at every TraceEn 0→1; the MSR file keeps the real value. */
@@ -193,6 +195,7 @@ export const KNOBS: Readonly<Record<KnobName, KnobDef>> = {
   'ignore-timing': { summary: 'the generator ignores TSCEn and MTCEn', apply: generatorCtl((c) => c & ~(TSCEN | MTCEN)) },
   'ignore-ptwen': { summary: 'the generator ignores PTWEn', apply: generatorCtl((c) => c & ~PTWEN) },
   'ignore-distnt': { summary: 'the generator ignores DisTNT', apply: generatorCtl((c) => c & ~DISTNT) },
+  'no-psb-preservation': { summary: 'the generator ignores InjectPsbPmiOnEnable (no PendPSB)', apply: generatorCtl((c) => c & ~INJECT_PSB_PMI) },
   'ctl-hides-traceen': {
     summary: 'RDMSR IA32_RTIT_CTL reads TraceEn=0 while tracing',
     apply: (sim, cpu) => {

@@ -49,6 +49,13 @@ export interface GeneratorOptions {
   readonly context?: ExecContext;
   /** Allow `replayPath` (default true); false retires every branch through the event methods (differential tests). */
   readonly replay?: boolean;
+  /**
+   * A PSB that falls due inside the driver's untraced handler waits for the next packet (§8: "best
+   * effort, as soon as possible"): it is written when tracing resumes, or, when TraceEn is cleared
+   * first, kept in STATUS.PendPSB under InjectPsbPmiOnEnable (spec/output.md §7.4) and lost
+   * otherwise. Default false: the PSB+ is written at once, in the handler.
+   */
+  readonly deferPsbInHandler?: boolean;
 }
 
 /** The STATUS fields the generator owns (spec/msrs.md §4). */
@@ -115,6 +122,9 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
   private stopped = false;
   private error = false;
   private pendPsb = false;
+  /** A PSB fell due inside the untraced handler and waits (GeneratorOptions.deferPsbInHandler). */
+  private psbWaiting = false;
+  private readonly deferPsb: boolean;
 
   // Architectural context.
   private cpl = 3;
@@ -139,6 +149,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     this.tsx = opts.tsx ?? false;
     this.compat = opts.libiptCompat ?? false;
     this.replay = opts.replay ?? true;
+    this.deferPsb = opts.deferPsbInHandler ?? false;
     this.flushAt = Math.min(opts.flushBytes ?? 4096, SCRATCH_BYTES);
     this.clock = new ModelClock(opts.clock);
     this.cpi = this.clock.cfg.cyclesPerInstruction;
@@ -470,6 +481,12 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
   untracedExit(nextIp: number, ctx?: ExecContext): void {
     this.cycles += this.cpb;
     this.hidden = false;
+    if (this.psbWaiting && this.triggerEn) {
+      this.psbWaiting = false;
+      this.psbPlus(nextIp, false);
+      this.nextPsb = this.psbAfter(this.flushedTotal + this.pos);
+      this.nextCheck = this.nextPsb;
+    }
     const changes = ctx ? this.switchContext(ctx.cpl, ctx.cr3, ctx.mode) : this.switchContext(this.cpl, this.cr3, this.mode);
     const stop = this.land(nextIp);
     this.transferPackets(false, undefined, nextIp, changes);
@@ -579,11 +596,12 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
         this.ipSuppressed(O.OPC_TIP_PGD);
         if (this.rec !== null) this.rec.disable();
       }
-      if (this.flushedTotal + this.pos >= this.nextPsb && this.cfg?.injectPsbPmiOnEnable) this.pendPsb = true;
+      if ((this.psbWaiting || this.flushedTotal + this.pos >= this.nextPsb) && this.cfg?.injectPsbPmiOnEnable) this.pendPsb = true;
       this.flushScratch();
     }
     this.internal.flush(this.cycles);
     this.triggerEn = false;
+    this.psbWaiting = false;   // kept in PendPSB above, or lost with the disable
     this.setPacketEn();
     this.rets.clear();
     this.dropTnt();
@@ -748,8 +766,13 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     if (this.cycles >= this.nextTime) this.timeTick();
     if (this.flushedTotal + this.pos >= this.nextPsb) {
       if (this.cfg!.injectPsbPmiOnEnable) this.pendPsb = true;   // set when due, cleared once written (output.md §7.4)
-      this.psbPlus(ip, this.packetEn);
-      this.nextPsb = this.psbAfter(this.flushedTotal + this.pos);
+      if (this.deferPsb && this.hidden) {
+        this.psbWaiting = true;                                  // written at the resume (untracedExit), or kept in PendPSB
+        this.nextPsb = Infinity;
+      } else {
+        this.psbPlus(ip, this.packetEn);
+        this.nextPsb = this.psbAfter(this.flushedTotal + this.pos);
+      }
     }
     this.nextCheck = this.overflow ? -Infinity : this.nextPsb;
   }
