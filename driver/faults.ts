@@ -30,6 +30,8 @@ export type DriverFault =
   | 'manual-save-before-stop'
   /** Several contexts: a ToPA PMI is always taken as the loaded context's, never as a switched-out one's (contexts.ts). */
   | 'ignore-switched-out'
+  /** PMI handler: GLOBAL_STATUS[55] is acknowledged again although the top half did (a newer PMI's [55] can be lost). */
+  | 'double-ack'
   /** Context restore: STATUS.PendPSB of the saved state is cleared before it is loaded (a PSB owed at the save is lost: spec/output.md §7.4). */
   | 'drop-pend-psb';
 
@@ -46,6 +48,7 @@ export const DRIVER_FAULTS: Readonly<Record<DriverFault, string>> = {
   'manual-restore-ctl-first': 'the manual context restore writes CTL first',
   'manual-save-before-stop': 'the manual context save reads the output MSRs before clearing TraceEn',
   'ignore-switched-out': 'a ToPA PMI is always handled as the loaded context\'s, never on a switched-out context\'s image',
+  'double-ack': 'the PMI handler acknowledges GLOBAL_STATUS[55] although the top half already did',
   'drop-pend-psb': 'the context restore clears PendPSB in the saved STATUS before loading it',
 };
 

@@ -223,8 +223,8 @@ export class PmiHandler {
     await this.io.pmiEnable();
   }
 
-  /** The acknowledgement of GLOBAL_STATUS[55], unless the top half did it (or the fault skips it). */
+  /** The acknowledgement of GLOBAL_STATUS[55], unless the top half did it (or a fault skips or repeats it). */
   private ack(acked: boolean): StepOp[] {
-    return this.faults.has('skip-global-ack') ? [] : ACK(acked);
+    return this.faults.has('skip-global-ack') ? [] : ACK(acked && !this.faults.has('double-ack'));
   }
 }

@@ -65,6 +65,7 @@ class QemuModelSuite implements SuiteTarget {
       profile: run.profile, seed: run.seed,
       topa: { pmiSkid: run.settings.pmiSkid ?? SIM_DEFAULTS.pmiSkid },
       trace: modelTrace(run.settings),
+      ...(run.settings.topHalf ? { topHalf: run.settings.topHalf } : {}),
     });
     const before = new Set(t.moduleBuffers().map((b) => b.base));
     return {

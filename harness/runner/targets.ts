@@ -62,6 +62,7 @@ export async function createSim(
     memory: { ramSize: 64 * 2 ** 20 },
     topa: { pmiSkid: o.pmiSkid ?? SIM_DEFAULTS.pmiSkid },
     trace: modelTrace(o),
+    ...(o.topHalf ? { topHalf: o.topHalf } : {}),
   }, knobs));
   applyKnobs(sim, knobs);
   return { sim, target: new RecordingTarget(sim) };

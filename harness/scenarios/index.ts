@@ -22,6 +22,7 @@ import { contextSwitchManual } from './context-switch-manual.js';
 import { pmiPreservation } from './pmi-preservation.js';
 import { psbPreservation } from './psb-preservation.js';
 import { pmiSkid } from './pmi-skid.js';
+import { pmiTopHalf } from './pmi-top-half.js';
 import { singleEntryTopa } from './single-entry-topa.js';
 import { singleRangeWrap } from './single-range-wrap.js';
 import { xsavesPendingPmi } from './xsaves-pending-pmi.js';
@@ -41,7 +42,7 @@ import { xsavesPmiOtherContext } from './xsaves-pmi-other-context.js';
 /** Every scenario. */
 export const SCENARIOS: readonly Scenario[] = [
   topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaStop, topaBudget, topaCachedEntries, singleRangeWrap, singleEntryTopa,
-  pmiSkid, pmiBackToBack, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, contextSwitchManual, failSafeBusy,
+  pmiSkid, pmiBackToBack, pmiTopHalf, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, contextSwitchManual, failSafeBusy,
   errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
   cr3Filter, ipFilter, tracestop, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,
   ptwrite, disTnt,

@@ -5,6 +5,7 @@ import type { DriverFault, DriverFaults } from '../../driver/faults.js';
 import type { PtCaps } from '../../driver/hw/cpuid.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import type { CpuProfile } from '../sim/profiles.js';
+import type { TopHalf } from '../sim/exec/execution.js';
 import type { InternalBufferConfig } from '../sim/trace/internal-buffer.js';
 import type { ScenarioContext } from './context.js';
 
@@ -16,6 +17,8 @@ export interface SimSettings {
   readonly buffer?: InternalBufferConfig;
   /** A PSB due inside the driver's handler waits for the resume or PendPSB (GeneratorOptions.deferPsbInHandler). */
   readonly deferPsbInHandler?: boolean;
+  /** What the PMI's top half does before the driver sees the event, as the guest module's does (exec/execution.ts TopHalf). */
+  readonly topHalf?: TopHalf;
 }
 
 /** The kinds of target a scenario can name. */

@@ -9,7 +9,7 @@ import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import type { CallOpts, Execution, MsrOp, MsrResult, PhysMemory, StartOpts, Target, Workload } from '../../driver/target.js';
 import { CpuTrace, type TraceModelOptions } from './exec/cpu-trace.js';
 import { Engine } from './exec/engine.js';
-import { SimExecution } from './exec/execution.js';
+import { SimExecution, type TopHalf } from './exec/execution.js';
 import { MsrFile } from './msr-file.js';
 import { OutputUnit } from './output/output-unit.js';
 import type { SyncPhysMemory } from './output/sync-phys.js';
@@ -53,6 +53,8 @@ export interface SimTargetOptions {
   readonly cr3?: bigint;
   /** The `description` prefix before the profile name. Default 'sim'. */
   readonly label?: string;
+  /** What the PMI's top half does before the driver sees the event (exec/execution.ts TopHalf). Default: nothing. */
+  readonly topHalf?: TopHalf;
 }
 
 /** An in-process, deterministic PT-capable CPU built from the SDM (DESIGN.md "How the model runs"). */
@@ -68,6 +70,7 @@ export class SimTarget implements Target {
   /** The executions of each CPU (more than one only for `thread` starts). */
   private readonly running: Set<SimExecution>[];
   private readonly cr3: bigint | undefined;
+  private readonly topHalf: TopHalf | undefined;
   private disposed = false;
   /** A broken XRSTORS order per CPU (negative controls only: knobs.ts). */
   readonly xrstorsQuirk: (XrstorsQuirk | undefined)[] = [];
@@ -86,6 +89,7 @@ export class SimTarget implements Target {
     this.traces = this.units.map((u, i) => new CpuTrace(u, this.outputs[i]!, o.trace));
     this.running = this.units.map(() => new Set());
     this.cr3 = o.cr3;
+    this.topHalf = o.topHalf;
   }
 
   /** A fresh model CPU in its reset state. */
@@ -217,7 +221,7 @@ export class SimTarget implements Target {
       : new PtError('bad_config', `${this.description}: workload ${workload.name} has no WorkloadModel; the model can only run generated workloads`);
     const ex = new SimExecution(cpu, this.traces[cpu]!, engine, opts?.signal, () => {
       this.running[cpu]!.delete(ex);
-    });
+    }, this.topHalf);
     this.running[cpu]!.add(ex);
     return ex;
   }

@@ -5,6 +5,7 @@
 // so nothing is written to memory between an event and the next pull.
 import { PtError, throwIfAborted } from '../../../driver/errors.js';
 import type { Execution, TargetEvent } from '../../../driver/target.js';
+import { TRACE_TOPA_PMI as TOPA_PMI } from '../../../driver/hw/msrs.js';
 import { MSR } from '../msr-addresses.js';
 import type { CpuTrace } from './cpu-trace.js';
 import type { Engine } from './engine.js';
@@ -15,6 +16,18 @@ export interface PmiFigures {
   readonly bytesSincePmi: number;
   /** Core cycles of the modelled clock in the same window. */
   readonly cyclesSincePmi: number;
+}
+
+/**
+ * What the PMI's top half does before the driver sees the event, as the guest module's NMI handler
+ * does on real targets (guest/kmod/ptlab.c `ptlab_nmi`): acknowledge GLOBAL_STATUS[55] through
+ * IA32_PERF_GLOBAL_STATUS_RESET, and clear TraceEn. Default: nothing (the driver does both).
+ */
+export interface TopHalf {
+  readonly ack: boolean;
+  readonly clearTraceEn: boolean;
+  /** Negative control (knob top-half-skips-ack): report the acknowledgement without making it. */
+  readonly lieAboutAck?: boolean;
 }
 
 /** The sim's `pmi` event: the Target fields plus the model's figures (`model`). */
@@ -33,6 +46,7 @@ export class SimExecution implements Execution {
     private readonly engine: Engine | Error,
     private readonly signal: AbortSignal | undefined,
     private readonly onEnd: () => void,
+    private readonly topHalf: TopHalf | undefined = undefined,
   ) {
     this.events = {
       [Symbol.asyncIterator]: () => {
@@ -79,15 +93,23 @@ export class SimExecution implements Execution {
     }
   }
 
-  /** GLOBAL_STATUS, CTL and STATUS as the top half reads them; the sim's top half changes nothing. */
+  /**
+   * GLOBAL_STATUS, CTL and STATUS as the top half reads them, before it changes anything; then what
+   * the top half does (TopHalf), in the module's order: clear TraceEn, then acknowledge [55].
+   */
   private pmiEvent(): SimPmiEvent {
     const t = this.trace;
     t.pmiPending = false;
     const f = t.file;
+    const globalStatus = f.peek(MSR.IA32_PERF_GLOBAL_STATUS), ctl = f.peek(MSR.IA32_RTIT_CTL), status = f.peek(MSR.IA32_RTIT_STATUS);
+    let acked = false, traceEnCleared = false;
+    const h = this.topHalf;
+    if (h && (globalStatus & TOPA_PMI) !== 0n) {
+      if (h.clearTraceEn && (ctl & 1n) === 1n) traceEnCleared = f.write(MSR.IA32_RTIT_CTL, ctl & ~1n) === undefined;
+      if (h.ack) acked = h.lieAboutAck === true || f.write(MSR.IA32_PERF_GLOBAL_STATUS_RESET, TOPA_PMI) === undefined;
+    }
     return {
-      kind: 'pmi', cpu: this.cpu,
-      globalStatus: f.peek(MSR.IA32_PERF_GLOBAL_STATUS), ctl: f.peek(MSR.IA32_RTIT_CTL), status: f.peek(MSR.IA32_RTIT_STATUS),
-      acked: false, traceEnCleared: false,
+      kind: 'pmi', cpu: this.cpu, globalStatus, ctl, status, acked, traceEnCleared,
       model: { bytesSincePmi: t.written - t.pmiWritten, cyclesSincePmi: t.gen.now - t.pmiCycles },
     };
   }

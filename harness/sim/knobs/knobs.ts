@@ -52,6 +52,8 @@ export type KnobName =
   | 'ignore-ptwen'
   /** The packet generator ignores CTL.DisTNT (TNT packets as usual). */
   | 'ignore-distnt'
+  /** The PMI's top half reports GLOBAL_STATUS[55] acknowledged without acknowledging it. */
+  | 'top-half-skips-ack'
   /** The packet generator ignores CTL.InjectPsbPmiOnEnable: a PSB owed at TraceEn 1→0 is not kept in STATUS.PendPSB (spec/output.md §7.4). */
   | 'no-psb-preservation'
   /** RDMSR of IA32_RTIT_CTL reads TraceEn as 0 while tracing (spec/msrs.md §3.1: it reads back as written). */
@@ -195,6 +197,10 @@ export const KNOBS: Readonly<Record<KnobName, KnobDef>> = {
   'ignore-timing': { summary: 'the generator ignores TSCEn and MTCEn', apply: generatorCtl((c) => c & ~(TSCEN | MTCEN)) },
   'ignore-ptwen': { summary: 'the generator ignores PTWEn', apply: generatorCtl((c) => c & ~PTWEN) },
   'ignore-distnt': { summary: 'the generator ignores DisTNT', apply: generatorCtl((c) => c & ~DISTNT) },
+  'top-half-skips-ack': {
+    summary: 'the PMI top half says it acknowledged GLOBAL_STATUS[55] but did not',
+    options: (o) => ({ topHalf: { ack: true, clearTraceEn: o.topHalf?.clearTraceEn ?? false, lieAboutAck: true } }),
+  },
   'no-psb-preservation': { summary: 'the generator ignores InjectPsbPmiOnEnable (no PendPSB)', apply: generatorCtl((c) => c & ~INJECT_PSB_PMI) },
   'ctl-hides-traceen': {
     summary: 'RDMSR IA32_RTIT_CTL reads TraceEn=0 while tracing',
