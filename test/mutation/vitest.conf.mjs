@@ -1,14 +1,20 @@
-// StrykerJS: the same driver files as scenarios.conf.mjs, judged by the whole vitest suite (unit
-// tests, model tests and the scenario tests) with per-test coverage, so each mutant runs only the
-// tests that reach it. Run through `npm run mutation`.
-import { MUTATE, common } from './common.mjs';
+// StrykerJS: the mutants the scenario suite let survive (build/mutation/scenarios.json, handed over
+// by run.mjs in PTLAB_MUTATE as file:line ranges), judged by the whole vitest suite. Stryker 8's
+// vitest runner does not work with vitest 4 (it reads `project.server`, which vitest 4 removed),
+// so this uses the command runner too: one `vitest run --bail=1` per mutant, the mutant chosen
+// through __STRYKER_ACTIVE_MUTANT__, which spawned `ptlab` processes inherit. Run through
+// `npm run mutation`.
+import { common } from './common.mjs';
+
+if (!process.env.PTLAB_MUTATE) throw new Error('vitest.conf.mjs mutates what run.mjs hands over in PTLAB_MUTATE; run `npm run mutation`');
 
 export default {
   ...common('vitest'),
-  mutate: process.env.PTLAB_MUTATE ? process.env.PTLAB_MUTATE.split(',') : MUTATE,
-  testRunner: 'vitest',
-  vitest: { configFile: 'vitest.config.ts' },
-  coverageAnalysis: 'perTest',
-  // The global setup builds the libipt oracles and the QEMU bits once per worker.
+  mutate: process.env.PTLAB_MUTATE.split(','),
+  testRunner: 'command',
   buildCommand: 'npx tsc -p tsconfig.build.json',
+  commandRunner: { command: 'npx vitest run --bail=1 --reporter=dot' },
+  coverageAnalysis: 'off',
+  // The qemu tests boot guests: a slow mutant must not look like a timeout.
+  timeoutMS: 600_000,
 };

@@ -1,7 +1,7 @@
 // spec/packets.md §8 (PSB+ contents, order, when due), README Open Question 21
 // (PacketByteCnt cumulative modulo 2^17), output.md §7.4 (PendPSB).
 import { describe, expect, test } from 'vitest';
-import { BASE, make, regs, started, USER_BRANCHES } from './harness.js';
+import { BASE, make, regs, started, USER_BRANCHES, type CtlFields } from './harness.js';
 import { tokens } from './pkt.js';
 
 const PSB_BYTES = Array(8).fill([0x02, 0x82]).flat();
@@ -116,7 +116,7 @@ describe('PendPSB (output.md §7.4)', () => {
 describe('a PSB due inside the driver\'s handler (GeneratorOptions.deferPsbInHandler)', () => {
   const ctl = { ...USER_BRANCHES, InjectPsbPmiOnEnable: true };
   /** Enabled at PacketByteCnt 2030 (2041 after the enable), then 2044 after one TIP: the handler entry's FUP + TIP.PGD cross 2048. */
-  function intoHandler(opts: Partial<Parameters<typeof make>[0]>, c = ctl) {
+  function intoHandler(opts: Partial<Parameters<typeof make>[0]>, c: CtlFields = ctl) {
     const t = make(opts);
     t.g.traceEnable(BASE, regs(c, { PacketByteCnt: 2030 }));
     t.g.branchIndirect('jmp', BASE, BASE + 2, BASE + 0x7000);
