@@ -130,11 +130,11 @@ export class TraceSession {
     return this.saved !== undefined && this.plan.intFilled(readImage(this.saved));
   }
 
-  /** Handles a ToPA PMI for this switched-out context on its saved image (PmiHandler.handleSaved). */
-  async handleWhileOut(ev: Extract<TargetEvent, { kind: 'pmi' }>, ack: boolean): Promise<void> {
+  /** Handles a ToPA PMI for this switched-out context on its saved image (PmiHandler.handleSaved); the caller acknowledges it. */
+  async handleWhileOut(): Promise<void> {
     if (!this.saved) throw new PtError('bad_state', 'the context is not switched out');
     const img = readImage(this.saved);
-    this.pmis.push(await this.handler.handleSaved(ev, img, ack));
+    this.pmis.push(await this.handler.handleSaved(img));
     this.saved = writeImage(this.saved, img);
   }
 
@@ -153,7 +153,7 @@ export class TraceSession {
     let final = await this.programmer.disable();
     if (this.plan.scheme === 'topa') {
       const settled = await this.handler.settleAtStop(final.status);
-      if (settled.record) { this.pmis.push(settled.record); final = { ...final, status: settled.status }; }
+      if (settled) { this.pmis.push(settled.record); final = { ...final, status: settled.status }; }
     }
     if (typeof figures === 'function') figures = figures(); // after the flush at TraceEn 1→0
     const c = await collect(this.io, this.plan, final, this.losses, figures);

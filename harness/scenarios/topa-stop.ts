@@ -1,7 +1,9 @@
 // topa-stop: a ToPA STOP entry (spec/output.md §4.4, §7.2): when the PMI
 // handler runs too late, the CPU fills the STOP guard region completely, sets
 // STATUS.Stopped and writes nothing more; the late handler finds Stopped=1 at
-// the full STOP entry, records a "stop" loss and moves past it.
+// the full STOP entry, records a "stop" loss and moves past it. A second run
+// never handles the PMI before the end: the final stop finds the CPU stopped
+// at the full STOP region, and collection records the same one "stop" loss.
 import { IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import { imbalance } from '../../driver/collect/ledger.js';
 import type { TargetEvent } from '../../driver/target.js';
@@ -43,6 +45,17 @@ export const topaStop: Scenario = {
     ctx.expectEqual('the ledger balances', imbalance(r.ledger), 0);
     ctx.expectEqual('the late handler ran while the workload still ran (at a preemption point, not at the exit)', lateAt, 'slice');
     ctx.expect('tracing resumed after the stop gap: bytes were collected after it', r.stream.length > 3 * 4096, `${r.stream.length} bytes collected, the gap at ${3 * 4096}`);
-    ctx.expectFlowEqualsTruth('ptlab flow up to the stop gap is a prefix of truth.jsonl', 'prefix');
+    // Run 2: the PMI never gets a handler before the workload ends, so only the final stop finds the
+    // CPU stopped at the full STOP region: the same single "stop" loss, recorded by collection.
+    const before = ctx.sim?.truth(0).length ?? 0;
+    ctx.truthFilter = (lines) => lines.slice(before);
+    const r2 = await ctx.trace({ output: { scheme: 'topa', policy: 'grow', regionSize: 4096, regions: 3 }, ...extra }, {
+      workload: w,
+      intercept: async (ev) => ev.kind === 'pmi',
+    });
+    ctx.expectEqual('run 2 (no handler before the end): STATUS.Stopped=1 at the final stop', r2.final.stopped, true);
+    ctx.expectEqual('run 2: one "stop" loss at 3 × 4 KiB, found at the final stop', r2.ledger.lost.map((l) => [l.at, l.bytes, l.reason]), [[3 * 4096, null, 'stop']]);
+    ctx.expectEqual('run 2: the ledger balances', imbalance(r2.ledger), 0);
+    ctx.expectFlowEqualsTruth('ptlab flow of run 2 up to the stop gap is a prefix of truth.jsonl', 'prefix');
   },
 };
