@@ -6,6 +6,7 @@
 // the region with the rest, clear PendTopaPMI, acknowledge [55] and unmask the
 // LVT, so the next user of the CPU inherits no stale PMI.
 import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
+import { LVT_MASK } from '../sim/gp-rules.js';
 import { topa } from './helpers.js';
 import type { Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
@@ -39,6 +40,10 @@ export const pmiAtFinalStop: Scenario = {
     if (preserve) {
       const status = await ctx.target.rdmsr(0, IA32_RTIT_STATUS.address);
       ctx.expectEqual('PendTopaPMI is clear after the stop', IA32_RTIT_STATUS.decode(status).PendTopaPMI, false);
+    }
+    if (ctx.sim) {
+      // The CPU masked the LVT entry when it delivered the PMI; the next user of the CPU must get it unmasked.
+      ctx.expectEqual('the LVT performance-monitor entry is unmasked after the stop', (ctx.sim.unit(0).lvtPmi & LVT_MASK) === 0n, true);
     }
     ctx.expect('the INT region and the bytes after it were collected', r.stream.length > 2 * 4096, `${r.stream.length} bytes`);
     ctx.expectLossless(r, { partial: true });
