@@ -132,13 +132,9 @@ class Scheduler {
     await this.sessions[out[0]!]!.acknowledge(ev);
   }
 
-  /** A slice: the loaded context is switched out and the next live one in. */
+  /** A slice: the loaded context is switched out and the next live one in (the same one when it is alone). */
   private async rotate(): Promise<void> {
     const next = this.after(this.loaded);
-    if (next === this.loaded) {
-      await this.sessions[this.loaded]!.onEvent({ kind: 'slice', cpu: this.cpu, branches: 0 }); // alone: out and back in
-      return;
-    }
     await this.sessions[this.loaded]!.switchOut();
     this.attribute(this.loaded);
     await this.enter(next);

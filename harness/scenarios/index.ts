@@ -38,12 +38,12 @@ import { failSafeBusy } from './fail-safe-busy.js';
 import { pmiBackToBack } from './pmi-back-to-back.js';
 import { topaBudget } from './topa-budget.js';
 import { topaCachedEntries } from './topa-cached-entries.js';
-import { xsavesPmiOtherContext } from './xsaves-pmi-other-context.js';
+import { manualPmiOtherContext, xsavesPmiOtherContext } from './pmi-other-context.js';
 
 /** Every scenario. */
 export const SCENARIOS: readonly Scenario[] = [
   topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaStop, topaBudget, topaCachedEntries, singleRangeWrap, singleEntryTopa,
-  pmiSkid, pmiBackToBack, pmiTopHalf, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, contextSwitchManual, failSafeBusy,
+  pmiSkid, pmiBackToBack, pmiTopHalf, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, manualPmiOtherContext, contextSwitchManual, failSafeBusy,
   errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaMidrun, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
   cr3Filter, ipFilter, tracestop, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,
   ptwrite, disTnt,

@@ -1,0 +1,92 @@
+// xsaves-pmi-other-context and manual-pmi-other-context: the SDM's motivating
+// case for the ToPA PMI across a context switch (spec/output.md §7.3–§7.4,
+// spec/xsave.md §2–§5). Two software contexts share one CPU, each with its own
+// workload (at its own address) and its own ToPA output; the driver switches
+// between them every few dozen branches, with XSAVES/XRSTORS where the CPU can
+// save PT state, or by hand with RDMSR/WRMSR (CTL first on save, last on
+// restore). A ToPA PMI whose INT region filled just before a switch is
+// delivered after the save, while the other context is loaded and tracing.
+// Without PMI preservation the handler must service the switched-out context
+// on its saved image and its tables in memory, never the MSRs (which hold the
+// other context's state). Each context's trace must then be whole, lossless,
+// and hold only its own workload's flow.
+import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
+import { traceContexts, type ContextResult } from '../../driver/contexts.js';
+import { seededWorkload, type ScenarioContext } from './context.js';
+import { everyPmiHandled, timingVolume, topa } from './helpers.js';
+import { firstSkip, needs, type Scenario } from './scenario.js';
+import { needsMultiEntryTopa } from './topa-grow.js';
+import { ownedTruth } from './truth-owner.js';
+
+/** Where the second context's workload lives: clear of the first (0x10000000) and below 2^31. */
+const SECOND_BASE = 0x2000_0000n;
+
+/** The scenario for one way of switching: XSAVES/XRSTORS, or by hand. */
+function pmiOtherContext(mode: 'xsaves' | 'manual'): Scenario {
+  const how = mode === 'xsaves' ? 'XSAVES/XRSTORS' : 'RDMSR/WRMSR (CTL first on save, last on restore)';
+  return {
+    name: `${mode}-pmi-other-context`,
+    checks: `two contexts switched by ${how}: a ToPA PMI delivered after the save is handled on the saved context's image while the other traces; both lossless; flow = own truth`,
+    appliesTo: mode === 'xsaves'
+      ? 'CPUs with XSAVES of PT state and multi-entry ToPA (the model: real targets run one workload per CPU)'
+      : 'CPUs with multi-entry ToPA (the model: real targets run one workload per CPU)',
+    targets: ['sim'],
+    skip: (env) => firstSkip(needsMultiEntryTopa(env.caps),
+      mode === 'xsaves' ? needs(env.caps.xsaves && env.caps.xssPtState, 'XSAVES of PT state (CPUID.(0DH,1):EAX[3], ECX[8])') : undefined),
+    negative: mode === 'xsaves' ? 'xrstors-ctl-first' : 'stale-pointers',
+    catches: ['ignore-switched-out'],
+    run: (ctx) => runTwoContexts(ctx, mode),
+  };
+}
+
+async function runTwoContexts(ctx: ScenarioContext, mode: 'xsaves' | 'manual'): Promise<void> {
+  const sim = ctx.sim;
+  const a = ctx.workload({ minBranches: 20_000 });
+  const b = seededWorkload((ctx.env.seed * 7 + 3) >>> 0, { base: SECOND_BASE, minBranches: 20_000 });
+  const req = topa('grow', 3, { switching: mode, ...timingVolume(ctx.env.caps) });
+  const from = ctx.target.lines.length;
+  const loadedAtPmi: number[] = [];
+  let clearEvents = 0, turns = 0, lastLoaded = 0;
+  const results: ContextResult[] = await traceContexts(ctx.target, [
+    { name: 'A', workload: a, req }, { name: 'B', workload: b, req },
+  ], {
+    sliceBranches: 48,
+    ...ctx.sessionOptions(),
+    ...(sim ? { writtenNow: () => sim.written(0) } : {}),
+    onEvent: (ev, loaded) => {
+      if (loaded !== lastLoaded) { turns++; lastLoaded = loaded; }
+      if (ev.kind !== 'pmi') return;
+      loadedAtPmi.push(loaded);
+      if (!IA32_PERF_GLOBAL_STATUS.decode(ev.globalStatus).Trace_ToPA_PMI) clearEvents++;
+    },
+  });
+  const [ra, rb] = results as [ContextResult, ContextResult];
+  ctx.result = ra;
+  const saved = results.flatMap((r) => r.pmis.filter((p) => p.action === 'handled-saved').map(() => r.name));
+  ctx.expect(`a ToPA PMI arrived after the ${mode === 'xsaves' ? 'XSAVES' : 'save'} and was handled on the switched-out context's saved image`, saved.length > 0,
+    `${saved.length} of ${loadedAtPmi.length} PMIs (${saved.join('') || 'none'})`);
+  // A PMI already in flight when an earlier handler or a final stop acknowledged its GLOBAL_STATUS[55]
+  // still arrives (the interrupt is not recalled) and must be left alone as not a ToPA PMI.
+  const notTopa = results.reduce((n, r) => n + r.pmis.filter((p) => p.action === 'not-topa').length, 0);
+  ctx.expectEqual('exactly the PMIs that arrived with GLOBAL_STATUS[55] already clear were left alone as not ToPA PMIs', notTopa, clearEvents);
+  for (const r of results) {
+    const topaPmis = r.pmis.filter((p) => p.action !== 'not-topa');
+    ctx.expect(`context ${r.name}: every ToPA PMI was handled`, topaPmis.length > 0 && everyPmiHandled(topaPmis), r.pmis.map((p) => p.action).join(','));
+    ctx.expect(`context ${r.name}: lossless, and its ledger balances`, r.ledger.lost.length === 0 && (sim ? r.ledger.written === r.ledger.collected : r.ledger.written === undefined),
+      `written ${r.ledger.written ?? '?'}, collected ${r.ledger.collected}, lost ${JSON.stringify(r.ledger.lost)}`);
+  }
+  ctx.expect('the contexts took turns many times, each switched out and in', turns >= 10 && ra.switches >= 5 && rb.switches >= 5,
+    `${turns} changes of the loaded context; ${ra.switches} and ${rb.switches} switches`);
+  ctx.expectEqual('tracing is off at the end', IA32_RTIT_CTL.decode(await ctx.target.rdmsr(0, IA32_RTIT_CTL.address)).TraceEn, false);
+  const lines = ctx.target.lines.slice(from);
+  ctx.expectEqual('every buffer and table the driver allocated was freed', lines.filter((l) => l.op === 'alloc').length, lines.filter((l) => l.op === 'free').length);
+  // trace.pt is context A's; truth.jsonl keeps A's records only, so `ptlab flow` of A's trace must equal it.
+  ctx.truthFilter = ownedTruth(a.base, a.image.length);
+  ctx.expectFlowEqualsTruth('ptlab flow of context A\'s trace equals A\'s part of truth.jsonl');
+}
+
+/** The `xsaves-pmi-other-context` scenario (see the file comment). */
+export const xsavesPmiOtherContext: Scenario = pmiOtherContext('xsaves');
+
+/** The `manual-pmi-other-context` scenario (see the file comment). */
+export const manualPmiOtherContext: Scenario = pmiOtherContext('manual');
