@@ -11,8 +11,8 @@ import type { TopaTable } from './table.js';
 
 /** One policy: the first layout, what a PMI does, and whether consumed bytes must be copied at once. */
 export interface PolicyImpl {
-  /** Regions are reused, so bytes are read out when consumed (not at collection). */
-  readonly copiesOnConsume: boolean;
+  /** Regions are reused, so bytes are read out when consumed (not at collection); absent: never. */
+  readonly copiesOnConsume?: boolean;
   init(m: TopaManager): Promise<void>;
   refill(m: TopaManager, hw: HwPointers): Promise<PointerUpdate>;
 }
@@ -58,7 +58,6 @@ async function chainTable(m: TopaManager, frontier: TopaTable, g: number): Promi
 /** grow: entries after the last one while the table has room, then a chained table; chain: always a new table. */
 function growOrChain(grow: boolean): PolicyImpl {
   return {
-    copiesOnConsume: false,
     async init(m) {
       const t = await m.newTable();
       await appendBatch(m, t, m.req.regions);
@@ -88,7 +87,6 @@ function growOrChain(grow: boolean): PolicyImpl {
 function circularFresh(): PolicyImpl {
   let swapFrom = 0;
   return {
-    copiesOnConsume: false,
     async init(m) {
       const t = await m.newTable();
       const k = m.req.regions;
@@ -127,8 +125,9 @@ function circularFresh(): PolicyImpl {
 async function arm(m: TopaManager, startP: number, c: number, k: number): Promise<void> {
   const t = m.tables[0]!;
   const s = (c - 1 + k) % k; // the entry before unread data: STOP+INT
-  let w: number | undefined = (c + Math.floor(k / 2) - 1) % k; // wakeup watermark
-  if (w === s || w === (s - 1 + k) % k) w = undefined; // skid guard
+  // The wake-up watermark half a ring ahead. For k ≥ 3 (the policies' minimum) it is never the STOP
+  // entry nor the one just before it (c + ⌊k/2⌋ − 1 ≢ c − 1, c − 2 mod k), so the skid guard holds.
+  const w = (c + Math.floor(k / 2) - 1) % k;
   for (let i = 0; i < k; i++) { const o = t.output(i); o.stop = i === s; o.int = i === s || i === w; }
   // The CPU may now write slots c, c+1, …, s: make sure each visit is placed, in ring order.
   for (let p = startP, i = c; ; p++, i = (i + 1) % k) {
@@ -166,7 +165,6 @@ function protectUnread(): PolicyImpl {
 /** single-entry: entry 0 = output with INT+STOP, entry 1 = END to the table itself (§4.6, Linux `topa_insert_pages`). */
 function singleEntry(): PolicyImpl {
   return {
-    copiesOnConsume: false,
     async init(m) {
       const t = await m.newTable();
       const region = await m.newRegion();

@@ -1,6 +1,10 @@
 // single-entry-topa: the only ToPA layout MENTRY=0 CPUs accept (spec/output.md
 // §4.6): one output entry, then END back to the table; the handler copies the
 // region out at each PMI. On MENTRY=0 CPUs the PMI comes early (before full).
+// A second run never handles the PMI before the workload ends: the entry's
+// STOP must stop the CPU at the full region (one "stop" loss, found at the
+// final stop), not let it wrap through the END and overwrite the trace.
+import { imbalance } from '../../driver/collect/ledger.js';
 import { everyPmiHandled } from './helpers.js';
 import { needs, type Scenario } from './scenario.js';
 
@@ -23,5 +27,14 @@ export const singleEntryTopa: Scenario = {
     ctx.expect('the region was reused: more bytes than it holds went through it', r.stream.length > 4096, `${r.stream.length} bytes through one 4 KiB region`);
     ctx.expect('every PMI was handled', r.pmis.length >= 2 && everyPmiHandled(r.pmis), `${r.pmis.length} PMIs`);
     ctx.expectLossless(r);
+    const before = ctx.sim?.truth(0).length ?? 0;
+    ctx.truthFilter = (lines) => lines.slice(before);
+    const r2 = await ctx.trace({ output: { scheme: 'topa', policy: 'single-entry', regionSize: 4096, regions: 1 }, ...extra }, {
+      workload, intercept: async (ev) => ev.kind === 'pmi',
+    });
+    ctx.expectEqual('run 2 (no handler): STOP stopped the CPU at the full region; one "stop" loss at 4 KiB',
+      [r2.final.stopped, r2.ledger.lost.map((l) => [l.at, l.bytes, l.reason])], [true, [[4096, null, 'stop']]]);
+    ctx.expectEqual('run 2: the ledger balances', imbalance(r2.ledger), 0);
+    ctx.expectFlowEqualsTruth('ptlab flow of run 2 up to the stop gap is a prefix of truth.jsonl', 'prefix');
   },
 };

@@ -1,9 +1,43 @@
 // topa-protect-unread: a reused ring with STOP+INT on the entry before unread
 // data (Linux perf `pt_buffer_reset_markers`; spec/output.md §4.4, §7.1):
-// with a timely PMI the reader keeps up and nothing is lost.
+// with a timely PMI the reader keeps up and nothing is lost. After every
+// refill the ring's markers are where the policy promises them, read from the
+// transcript's ToPA entry writes: STOP+INT on the entry before the one the CPU
+// writes next (the first unread data), and a wake-up INT half a ring ahead
+// (never on the STOP entry or just before it: the skid guard).
+import { decodeTopaPointers } from '../../driver/hw/output-pointers.js';
+import { hex, type TranscriptLine } from '../../driver/target.js';
 import { everyPmiHandled, linesOf } from './helpers.js';
 import type { Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
+
+const K = 4, REGION = 4096;
+const MASK_PTRS = hex(0x561);
+
+/** Handlers whose markers after the refill are not where the policy puts them, in words. */
+function misplacedMarkers(lines: readonly TranscriptLine[]): string[] {
+  const markers = new Map<number, { int: boolean; stop: boolean }>();
+  const bad: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!;
+    if (l.op === 'topa' && l.index !== undefined && l.index < K) markers.set(l.index, { int: / INT/.test(l.entry ?? ''), stop: / STOP/.test(l.entry ?? '') });
+    if (l.op !== 'pmi') continue;
+    let end = i + 1;
+    while (end < lines.length && !['pmi', 'slice', 'exit'].includes(lines[end]!.op)) end++;
+    const seg = lines.slice(i + 1, end);
+    const read = seg.find((x) => x.op === 'rdmsr' && x.msr === MASK_PTRS);
+    if (!read?.result) continue;
+    for (const x of seg) if (x.op === 'topa' && x.index !== undefined && x.index < K) markers.set(x.index, { int: / INT/.test(x.entry ?? ''), stop: / STOP/.test(x.entry ?? '') });
+    const p = decodeTopaPointers(BigInt(read.result));
+    const c = (Number(p.entryIndex) + (Number(p.outputOffset) === REGION ? 1 : 0)) % K;
+    const stop = (c - 1 + K) % K;
+    const wake = (c + Math.floor(K / 2) - 1) % K;
+    const want = Array.from({ length: K }, (_, n) => `${n === stop || n === wake ? 'I' : '-'}${n === stop ? 'S' : '-'}`).join(' ');
+    const got = Array.from({ length: K }, (_, n) => `${markers.get(n)?.int ? 'I' : '-'}${markers.get(n)?.stop ? 'S' : '-'}`).join(' ');
+    if (got !== want) bad.push(`PMI at seq ${l.seq} (CPU at entry ${c}): markers ${got}, want ${want}`);
+  }
+  return bad;
+}
 
 /** The `topa-protect-unread` scenario (see the file comment). */
 export const topaProtectUnread: Scenario = {
@@ -15,7 +49,11 @@ export const topaProtectUnread: Scenario = {
   negative: 'no-topa-pmi',
   async run(ctx) {
     const { workload, extra } = ctx.busy(40_960);
-    const r = await ctx.trace({ output: { scheme: 'topa', policy: 'protect-unread', regionSize: 4096, regions: 4 }, ...extra }, { workload });
+    const from = ctx.target.lines.length;
+    const r = await ctx.trace({ output: { scheme: 'topa', policy: 'protect-unread', regionSize: REGION, regions: K }, ...extra }, { workload });
+    const bad = misplacedMarkers(ctx.target.lines.slice(from));
+    ctx.expect('after every refill: STOP+INT on the entry before unread data, INT half a ring ahead', bad.length === 0 && r.pmis.length > 0,
+      bad.length ? bad.slice(0, 2).join('; ') : `${r.pmis.length} refills`);
     const allocs = linesOf(ctx.target.lines, 'alloc').length;
     ctx.expectEqual('the ring was reused, never reallocated (1 table + 4 regions)', allocs, 5);
     ctx.expect('the ring went round: more bytes than the ring holds', r.stream.length > 4 * 4096, `${r.stream.length} bytes`);
