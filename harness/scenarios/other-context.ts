@@ -31,13 +31,12 @@ function compared(ctx: ScenarioContext): { name: string; msr: number }[] {
 }
 
 /**
- * ADDR2/ADDR3 A and B: not in component 8 (spec/xsave.md §1.1), so the driver switches them by hand
- * around XSAVES/XRSTORS; the other context changes them too where the CPU has them.
+ * ADDR2/ADDR3 A and B of the ranges the traced context uses: not in component 8 (spec/xsave.md
+ * §1.1), so the driver switches them by hand around XSAVES/XRSTORS; the other context changes them.
  */
-function handSwitched(ctx: ScenarioContext): { name: string; msr: number }[] {
-  const c = ctx.env.caps;
+function handSwitched(ranges: number): { name: string; msr: number }[] {
   const out: { name: string; msr: number }[] = [];
-  for (let n = 2; n < (c.ipFiltering ? c.numAddressRanges : 0); n++) {
+  for (let n = 2; n < ranges; n++) {
     out.push({ name: `IA32_RTIT_ADDR${n}_A`, msr: IA32_RTIT_ADDR_A[n]!.address }, { name: `IA32_RTIT_ADDR${n}_B`, msr: IA32_RTIT_ADDR_B[n]!.address });
   }
   return out;
@@ -52,12 +51,13 @@ export class OtherContext {
   /** ADDR2/ADDR3 as the traced context had them before its first switch out. */
   private own: bigint[] | undefined;
 
-  constructor(private readonly ctx: ScenarioContext) {}
+  /** `ranges`: the address ranges the traced context's request configures (ADDR2/ADDR3 are checked when it has them). */
+  constructor(private readonly ctx: ScenarioContext, private readonly ranges = 0) {}
 
   /** The intercept of ScenarioContext.trace: handles `slice` itself (out, other context, in, check). */
   readonly intercept = async (ev: TargetEvent, s: TraceSession): Promise<boolean> => {
     if (ev.kind !== 'slice') return false;
-    this.own ??= await Promise.all(handSwitched(this.ctx).map((c) => this.ctx.target.rdmsr(0, c.msr)));
+    this.own ??= await Promise.all(handSwitched(this.ranges).map((c) => this.ctx.target.rdmsr(0, c.msr)));
     await s.switchOut();
     await this.load();
     await s.switchIn();
@@ -80,7 +80,7 @@ export class OtherContext {
       { op: 'wrmsr' as const, msr: IA32_RTIT_CTL.address, value: IA32_RTIT_CTL.encode({ ToPA: true, User: true, BranchEn: true }) },
       { op: 'wrmsr' as const, msr: IA32_RTIT_OUTPUT_BASE.address, value: this.table.base },
       { op: 'wrmsr' as const, msr: IA32_RTIT_OUTPUT_MASK_PTRS.address, value: 0x7fn },
-      ...[...compared(this.ctx), ...handSwitched(this.ctx)].filter((c) => c.name.startsWith('IA32_RTIT_CR3') || c.name.startsWith('IA32_RTIT_ADDR'))
+      ...[...compared(this.ctx), ...handSwitched(this.ranges)].filter((c) => c.name.startsWith('IA32_RTIT_CR3') || c.name.startsWith('IA32_RTIT_ADDR'))
         .map((c) => ({ op: 'wrmsr' as const, msr: c.msr, value: c.msr === IA32_RTIT_CR3_MATCH.address ? OTHER_CR3 : OTHER_ADDR + BigInt(c.msr & 0xf) * 0x1000n })),
     ];
     const res = await t.msrBatch(0, ops);
@@ -100,7 +100,7 @@ export class OtherContext {
       const want = BigInt(last.area[c.name] ?? '0x0');
       if (got !== want && this.mismatches.length < 5) this.mismatches.push(`${c.name} 0x${got.toString(16)}, saved 0x${want.toString(16)} (restore ${this.restores})`);
     }
-    for (const [i, c] of handSwitched(this.ctx).entries()) {
+    for (const [i, c] of handSwitched(this.ranges).entries()) {
       const got = await this.ctx.target.rdmsr(0, c.msr);
       if (got !== this.own![i] && this.mismatches.length < 5) this.mismatches.push(`${c.name} 0x${got.toString(16)}, the context's 0x${this.own![i]!.toString(16)} (restore ${this.restores}, switched by hand)`);
     }
@@ -110,7 +110,7 @@ export class OtherContext {
   async finish(): Promise<void> {
     const ctx = this.ctx;
     ctx.expect('XRSTORS (and the driver, for ADDR2/ADDR3) brought back every MSR the other context had changed', this.restores > 0 && this.mismatches.length === 0,
-      this.mismatches.length ? this.mismatches.join('; ') : `${this.restores} restores × ${[...compared(ctx), ...handSwitched(ctx)].map((c) => c.name).join(', ')}`);
+      this.mismatches.length ? this.mismatches.join('; ') : `${this.restores} restores × ${[...compared(ctx), ...handSwitched(this.ranges)].map((c) => c.name).join(', ')}`);
     if (this.region) {
       const b = await ctx.target.phys.read(this.region.base, this.region.size);
       const used = b.findIndex((x) => x !== 0);

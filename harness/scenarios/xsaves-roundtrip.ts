@@ -19,10 +19,10 @@ export const xsavesRoundtrip: Scenario = {
   negative: 'xrstors-drops-traceen',
   async run(ctx) {
     const w = ctx.workload({ minBranches: 20_000 });
-    const other = new OtherContext(ctx);
     // Every address range the CPU has filters on the whole image: the trace is the same, and each
     // ADDRn is a value the restore must bring back (ADDR2/ADDR3 by hand: not in component 8).
     const n = ctx.env.caps.ipFiltering ? ctx.env.caps.numAddressRanges : 0;
+    const other = new OtherContext(ctx, n);
     const ranges = Array.from({ length: n }, () => ({ role: 'filter' as const, a: w.base, b: w.base + BigInt(w.image.length) - 1n }));
     const r = await ctx.trace(topa('grow', 3, { switching: 'xsaves', ...(n ? { ranges } : {}) }), { workload: w, sliceBranches: 2000, intercept: other.intercept });
     await other.finish();
