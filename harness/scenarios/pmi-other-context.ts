@@ -72,6 +72,12 @@ async function runTwoContexts(ctx: ScenarioContext, mode: 'xsaves' | 'manual'): 
   for (const r of results) {
     const topaPmis = r.pmis.filter((p) => p.action !== 'not-topa');
     ctx.expect(`context ${r.name}: every ToPA PMI was handled`, topaPmis.length > 0 && everyPmiHandled(topaPmis), r.pmis.map((p) => p.action).join(','));
+    // grow, 3 regions a batch, INT on the second: the n-th INT region is full after (3n − 1) regions
+    // of output. A handler that refills a context whose INT region has not filled grows it too early.
+    const bytes = r.ledger.written ?? r.ledger.collected;
+    const due = Math.floor((bytes / 4096 + 1) / 3), refills = r.pmis.filter((p) => p.branch !== undefined).length;
+    ctx.expect(`context ${r.name}: its table grew once per INT region its output filled`, refills <= due && refills >= due - 1,
+      `${refills} refills; ${bytes} bytes fill ${due} INT regions`);
     ctx.expect(`context ${r.name}: lossless, and its ledger balances`, r.ledger.lost.length === 0 && (sim ? r.ledger.written === r.ledger.collected : r.ledger.written === undefined),
       `written ${r.ledger.written ?? '?'}, collected ${r.ledger.collected}, lost ${JSON.stringify(r.ledger.lost)}`);
   }
