@@ -53,10 +53,10 @@ export async function collect(
   // TraceStop also sets Stopped but leaves the pointer inside its region, and loses nothing (its
   // TraceStop packet is in the stream: spec/README.md §4.4).
   if (hw.stopped && info.atFullStopEntry) losses.add(plan.chunks.bytes, null, 'stop');
-  // STATUS.Error at the stop: the trace ends here; whatever was still buffered never reached memory (spec/output.md §6).
-  // An error ends tracing for the rest of the run (TriggerEn stays 0 while Error is set): a PMI
-  // handler that found it has recorded it already, and it is one loss, not two.
-  if (hw.error && !losses.has('error')) losses.add(plan.chunks.bytes, null, 'error');
+  // STATUS.Error at the stop: the trace ended there; whatever was still buffered never reached memory
+  // (spec/output.md §6). Error stays set from the fault to here (the driver never clears it), so this
+  // is the one place it is recorded, also when a PMI handler saw it first.
+  if (hw.error) losses.add(plan.chunks.bytes, null, 'error');
   const stream = await stitch(io, plan.chunks);
   for (const at of findOvfs(stream)) losses.add(at, null, 'ovf');
   return { stream, ledger: losses.ledger(stream.length, figures) };

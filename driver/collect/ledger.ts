@@ -34,11 +34,6 @@ export class LossRecorder {
     this.items.push({ at, bytes, reason });
   }
 
-  /** True when a loss for `reason` has been recorded. */
-  has(reason: LossReason): boolean {
-    return this.items.some((l) => l.reason === reason);
-  }
-
   /** Every loss so far, ordered by offset (stable). */
   get lost(): readonly Loss[] {
     return [...this.items].sort((x, y) => x.at - y.at);
@@ -46,12 +41,8 @@ export class LossRecorder {
 
   /** The ledger for `collected` bytes; `written`/`dropped` when the target knows them (sim). */
   ledger(collected: number, target: { written?: number; dropped?: number } = {}): LossLedger {
-    return {
-      ...(target.written === undefined ? {} : { written: target.written }),
-      collected,
-      ...(target.dropped === undefined ? {} : { dropped: target.dropped }),
-      lost: this.lost,
-    };
+    // An unknown count stays undefined, which JSON leaves out.
+    return { written: target.written, collected, dropped: target.dropped, lost: this.lost };
   }
 }
 

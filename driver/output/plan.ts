@@ -17,7 +17,7 @@ export interface HwPointers {
 export interface PointerUpdate {
   readonly maskPtrs?: bigint;
   /** The branch of the PMI algorithm (spec/output.md §7.1) the refill took: 'grow', 'chain', 'circularize', … */
-  readonly branch?: string;
+  readonly branch: string;
 }
 
 /** Where the CPU's pointer is, as the plan understands it. */

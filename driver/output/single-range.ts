@@ -36,8 +36,9 @@ export class SingleRangePlan implements OutputPlan {
     this.lastOffset = off;
   }
 
+  /** Nothing to refill: single-range output raises no ToPA PMI (spec/output.md §3). */
   async refill(): Promise<PointerUpdate> {
-    return {};
+    return { branch: 'none' };
   }
 
   /** Single-range output raises no ToPA PMI (spec/output.md §3). */

@@ -102,12 +102,14 @@ export class PmiHandler {
     const hw = { outputBase, maskPtrs };
     // Step 4: consume and refill.
     const { st, cut, topaStop, info } = await this.account(hw, status);
+    // After an operational error the CPU keeps TriggerEn=0 whatever CTL says (spec/msrs.md §4), so
+    // CTL goes back as it was in every case and tracing stays off then.
     const restore = async (): Promise<void> => {
-      if (ctl.TraceEn && !st.Error) await this.io.batch([wr(IA32_RTIT_CTL.address, ev.ctl, 'pmi: restore CTL')]);
+      if (ctl.TraceEn) await this.io.batch([wr(IA32_RTIT_CTL.address, ev.ctl, 'pmi: restore CTL')]);
     };
     // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
     if (this.faults.has('restore-ctl-before-refill')) await restore();
-    const update = st.Error ? {} : await this.refill(hw);
+    const update = st.Error ? undefined : await this.refill(hw);
     // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
     if (this.faults.has('restore-ctl-before-pointers')) await restore();
     // Steps 5–6: STATUS and MASK_PTRS to write back.
@@ -125,7 +127,7 @@ export class PmiHandler {
     // that restored it early writes it again here: TraceEn 1→1 changes nothing.
     const window = await closeWindow();
     await restore();
-    return done({ action: 'handled', status, stopped: topaStop, error: st.Error, at: cut, window, ...(update.branch ? { branch: update.branch } : {}) });
+    return done({ action: 'handled', status, stopped: topaStop, error: st.Error, at: cut, window, branch: update?.branch });
   }
 
   /**
@@ -141,13 +143,13 @@ export class PmiHandler {
     const rt0 = this.io.roundTrips, b0 = this.io.batches;
     const hw = { outputBase: image.outputBase, maskPtrs: image.maskPtrs };
     const { st, cut, topaStop, info } = await this.account(hw, image.status);
-    const update = st.Error ? {} : await this.refill(hw);
+    const update = st.Error ? undefined : await this.refill(hw);
     const fixed = this.fixes(image.status, topaStop, info, update);
     image.status = fixed.status;
     if (fixed.maskPtrs !== undefined) image.maskPtrs = fixed.maskPtrs;
     return {
       action: 'handled-saved', roundTrips: this.io.roundTrips - rt0, batches: this.io.batches - b0, status: image.status, stopped: topaStop, error: st.Error, at: cut,
-      ...(update.branch ? { branch: update.branch } : {}),
+      branch: update?.branch,
     };
   }
 
@@ -160,7 +162,7 @@ export class PmiHandler {
   /** The plan's refill; the branch it took goes to the transcript as a note, and to the record. */
   private async refill(hw: HwPointers): Promise<PointerUpdate> {
     const update = await this.plan.refill(hw);
-    if (update.branch) this.io.note(`pmi: ${update.branch}`);
+    this.io.note(`pmi: ${update.branch}`);
     return update;
   }
 
@@ -173,21 +175,22 @@ export class PmiHandler {
     const cut = this.plan.chunks.bytes;
     const topaStop = st.Stopped && info.atFullStopEntry;
     if (topaStop) this.losses.add(cut, null, 'stop');
-    if (st.Error) this.losses.add(cut, null, 'error');
+    // An operational error is a loss too, but Error stays set to the final stop, which records it.
     return { st, cut, topaStop, info };
   }
 
   /**
    * Steps 5–6: after a ToPA STOP, Stopped cleared with MASK_PTRS moved past the full STOP region
    * (§4.4, §7.2; a TraceStop's Stopped and an Error stay, and tracing stays off then), and
-   * PendTopaPMI cleared (§7.4 rule 2: it can be 1 only under PMI preservation).
+   * PendTopaPMI cleared (§7.4 rule 2: it can be 1 only under PMI preservation). STATUS is written
+   * back only when this changed it.
    */
-  private fixes(status: bigint, topaStop: boolean, info: PointerInfo, update: PointerUpdate): { status: bigint; maskPtrs: bigint | undefined } {
+  private fixes(status: bigint, topaStop: boolean, info: PointerInfo, update: PointerUpdate | undefined): { status: bigint; maskPtrs: bigint | undefined } {
     const st = STATUS.decode(status);
+    const fixed = { ...st, Stopped: st.Stopped && !topaStop, PendTopaPMI: false };
     // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
-    const pend = st.PendTopaPMI && !this.faults.has('skip-pend-clear');
-    const s = topaStop || pend ? STATUS.encode({ ...st, Stopped: st.Stopped && !topaStop, PendTopaPMI: st.PendTopaPMI && !pend }) : status;
-    return { status: s, maskPtrs: update.maskPtrs ?? (topaStop ? info.nextEntry : undefined) };
+    if (this.faults.has('skip-pend-clear')) fixed.PendTopaPMI = st.PendTopaPMI;
+    return { status: STATUS.encode(fixed), maskPtrs: update?.maskPtrs ?? (topaStop ? info.nextEntry : undefined) };
   }
 
   /**

@@ -205,7 +205,7 @@ export class ScenarioContext {
     this.traceFigures(this.result);
     this.expectHandlerOrder(from);
     this.expectTraceOffWindows(this.result, Math.ceil((performance.now() - t0) * 1000));
-    this.expectPmiRecords(this.result, req, from, calls);
+    this.expectPmiRecords(this.result, req, { notesFrom: from, calls });
     return this.result;
   }
 
@@ -221,11 +221,14 @@ export class ScenarioContext {
    * The PMI records are what result.json and a lab's report say about each PMI, so they must agree
    * with what happened: a record claims a ToPA STOP or an operational error exactly where the
    * ledger has that loss; every refill names its branch of the SDM algorithm, one the request's
-   * policy can take, with a `note` line in the transcript; and a record's target calls and MSR
-   * batches are the ones the transcript shows for its handler.
+   * policy can take, with a `note` line in the transcript (`notesFrom`: where the run's transcript
+   * starts; several contexts share one transcript, so they leave it out); and a record's target
+   * calls and MSR batches are the ones the transcript shows for its handler (`calls`).
    */
-  expectPmiRecords(r: TraceResult, req: TraceRequest, from: number, calls: readonly { record: number; roundTrips: number; batches: number }[]): void {
+  expectPmiRecords(r: TraceResult, req: TraceRequest, o: { readonly notesFrom?: number; readonly calls?: readonly { record: number; roundTrips: number; batches: number }[]; readonly label?: string } = {}): void {
     if (r.pmis.length === 0) return;
+    const label = o.label ? `${o.label}: ` : '';
+    const calls = o.calls ?? [];
     // A handler's claim must be a loss at its offset; the losses left over can only be the final
     // stop's own (one "stop" when it found Stopped, one "error" when it found Error).
     const unmatched = r.ledger.lost.filter((l) => l.reason === 'stop' || l.reason === 'error').map((l) => `${l.reason}@${l.at}`);
@@ -237,18 +240,20 @@ export class ScenarioContext {
       }
     }
     const byFinal = unmatched.filter((u) => (u.startsWith('stop@') ? r.final.stopped : r.final.error));
-    this.expect('every STOP or error a PMI record claims is a loss in the ledger at its offset, and the final stop found any other',
+    this.expect(`${label}every STOP or error a PMI record claims is a loss in the ledger at its offset, and the final stop found any other`,
       unclaimed.length === 0 && byFinal.length === unmatched.length && byFinal.length <= 2,
       `claims without a loss: ${JSON.stringify(unclaimed)}; losses no record claims: ${JSON.stringify(unmatched)}`);
     const refills = r.pmis.filter((p) => (p.action === 'handled' || p.action === 'handled-saved') && !p.error);
     const allowed = req.output.scheme === 'topa' ? BRANCHES[req.output.policy] : [];
-    const notes = this.target.lines.slice(from).filter((l) => l.op === 'note' && l.value?.startsWith('pmi: ')).map((l) => l.value!.slice(5));
     const branches = refills.map((p) => p.branch ?? '(none)');
-    this.expect(`every refill names a branch its policy takes (${allowed.join(', ')}), noted in the transcript`,
-      branches.every((b) => allowed.includes(b)) && JSON.stringify(notes) === JSON.stringify(branches),
-      `records ${[...new Set(branches)].join(',') || '-'} (${branches.length}); notes ${notes.length}`);
+    const notes = o.notesFrom === undefined ? undefined
+      : this.target.lines.slice(o.notesFrom).filter((l) => l.op === 'note' && l.value?.startsWith('pmi: ')).map((l) => l.value!.slice(5));
+    this.expect(`${label}every refill names a branch its policy takes (${allowed.join(', ')})${notes ? ', noted in the transcript' : ''}`,
+      branches.every((b) => allowed.includes(b)) && (notes === undefined || JSON.stringify(notes) === JSON.stringify(branches)),
+      `records ${[...new Set(branches)].join(',') || '-'} (${branches.length})${notes ? `; notes ${notes.length}` : ''}`);
+    if (o.calls === undefined) return;
     const off = calls.filter((c) => r.pmis[c.record]!.roundTrips !== c.roundTrips || r.pmis[c.record]!.batches !== c.batches);
-    this.expect('each PMI record counts the target calls and MSR batches its handler made', off.length === 0,
+    this.expect(`${label}each PMI record counts the target calls and MSR batches its handler made`, off.length === 0,
       off.length ? off.slice(0, 3).map((c) => `PMI ${c.record}: recorded ${r.pmis[c.record]!.roundTrips}/${r.pmis[c.record]!.batches}, transcript ${c.roundTrips}/${c.batches}`).join('; ') : `${calls.length} PMIs`);
   }
 

@@ -37,10 +37,9 @@ export const pmiAtFinalStop: Scenario = {
     ctx.expectEqual('the final stop settled it', r.pmis.map((p) => p.action), ['final-stop']);
     const global = await ctx.target.rdmsr(0, IA32_PERF_GLOBAL_STATUS.address);
     ctx.expectEqual('GLOBAL_STATUS[55] is clear after the stop', IA32_PERF_GLOBAL_STATUS.decode(global).Trace_ToPA_PMI, false);
-    if (preserve) {
-      const status = await ctx.target.rdmsr(0, IA32_RTIT_STATUS.address);
-      ctx.expectEqual('PendTopaPMI is clear after the stop', IA32_RTIT_STATUS.decode(status).PendTopaPMI, false);
-    }
+    const status = await ctx.target.rdmsr(0, IA32_RTIT_STATUS.address);
+    ctx.expectEqual('the run\'s final STATUS is the one the CPU has after the settle', r.final.status, status);
+    if (preserve) ctx.expectEqual('PendTopaPMI is clear after the stop', IA32_RTIT_STATUS.decode(status).PendTopaPMI, false);
     if (ctx.sim) {
       // The CPU masked the LVT entry when it delivered the PMI; the next user of the CPU must get it unmasked.
       ctx.expectEqual('the LVT performance-monitor entry is unmasked after the stop', (ctx.sim.unit(0).lvtPmi & LVT_MASK) === 0n, true);

@@ -78,6 +78,7 @@ async function runTwoContexts(ctx: ScenarioContext, mode: 'xsaves' | 'manual'): 
     const due = Math.floor((bytes / 4096 + 1) / 3), refills = r.pmis.filter((p) => p.branch !== undefined).length;
     ctx.expect(`context ${r.name}: its table grew once per INT region its output filled`, refills <= due && refills >= due - 1,
       `${refills} refills; ${bytes} bytes fill ${due} INT regions`);
+    ctx.expectPmiRecords(r, req, { label: `context ${r.name}` });
     ctx.expect(`context ${r.name}: lossless, and its ledger balances`, r.ledger.lost.length === 0 && (sim ? r.ledger.written === r.ledger.collected : r.ledger.written === undefined),
       `written ${r.ledger.written ?? '?'}, collected ${r.ledger.collected}, lost ${JSON.stringify(r.ledger.lost)}`);
   }

@@ -26,11 +26,6 @@ describe('ledger balance: written = collected + Σ lost.bytes', () => {
   test('a run with any loss entry is not lossless', () => {
     expect(isLossless({ collected: 5, lost: [{ at: 1, bytes: null, reason: 'ovf' }] })).toBe(false);
   });
-  test('the recorder says whether a loss of a reason was recorded', () => {
-    const r = new LossRecorder();
-    r.add(4, null, 'stop');
-    expect([r.has('stop'), r.has('error')]).toEqual([true, false]);
-  });
   test('the recorder orders losses by stream offset', () => {
     const r = new LossRecorder();
     r.add(30, null, 'ovf'); r.add(0, 12, 'wrap');
