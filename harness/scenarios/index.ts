@@ -24,6 +24,7 @@ import { pmiPreservation } from './pmi-preservation.js';
 import { psbPreservation } from './psb-preservation.js';
 import { pmiSkid } from './pmi-skid.js';
 import { pmiTopHalf } from './pmi-top-half.js';
+import { pmiNotTopa } from './pmi-not-topa.js';
 import { singleEntryTopa } from './single-entry-topa.js';
 import { singleRangeWrap } from './single-range-wrap.js';
 import { xsavesPendingPmi } from './xsaves-pending-pmi.js';
@@ -43,7 +44,7 @@ import { manualPmiOtherContext, xsavesPmiOtherContext } from './pmi-other-contex
 /** Every scenario. */
 export const SCENARIOS: readonly Scenario[] = [
   topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaStop, topaBudget, topaCachedEntries, singleRangeWrap, singleEntryTopa,
-  pmiSkid, pmiBackToBack, pmiTopHalf, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, manualPmiOtherContext, contextSwitchManual, failSafeBusy,
+  pmiSkid, pmiBackToBack, pmiTopHalf, pmiNotTopa, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, manualPmiOtherContext, contextSwitchManual, failSafeBusy,
   errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaMidrun, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
   cr3Filter, ipFilter, tracestop, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,
   ptwrite, disTnt,

@@ -27,12 +27,12 @@ describe('manual switching (spec/xsave.md §5)', () => {
   test('save reads CTL, clears TraceEn, then reads the output state', async () => {
     const { r, s } = await started('skylake');
     const mark = r.target.lines.length;
-    await new ContextSwitcher(s.io, s.probed.caps, 'manual').save();
+    await new ContextSwitcher(s.io, s.probed.caps, 'manual', []).save();
     expect(ops(r, mark)).toEqual(['rdmsr 0x570', 'wrmsr 0x570', 'rdmsr 0x560', 'rdmsr 0x561', 'rdmsr 0x571']);
   });
   test('restore writes the output state, then CTL last, in one round trip', async () => {
     const { r, s } = await started('skylake');
-    const cs = new ContextSwitcher(s.io, s.probed.caps, 'manual');
+    const cs = new ContextSwitcher(s.io, s.probed.caps, 'manual', []);
     const saved = await cs.save();
     const mark = r.target.lines.length;
     await cs.restore(saved);
@@ -43,7 +43,7 @@ describe('manual switching (spec/xsave.md §5)', () => {
   test('a round trip through another context gives back the exact state and tracing resumes', async () => {
     const { r, s } = await started('skylake');
     await pump(r, s, 3000);
-    const cs = new ContextSwitcher(s.io, s.probed.caps, 'manual');
+    const cs = new ContextSwitcher(s.io, s.probed.caps, 'manual', []);
     const saved = await cs.save();
     const f = r.sim.unit(0);
     const before = [f.outputBase, f.maskPtrs, f.status];
@@ -64,7 +64,7 @@ describe('manual switching (spec/xsave.md §5)', () => {
 describe('XSAVES switching (spec/xsave.md §2–§3)', () => {
   test('save is one XSAVES and stops tracing; restore is one XRSTORS and restarts it', async () => {
     const { r, s } = await started('skylake');
-    const cs = new ContextSwitcher(s.io, s.probed.caps, 'xsaves');
+    const cs = new ContextSwitcher(s.io, s.probed.caps, 'xsaves', []);
     const mark = r.target.lines.length;
     const saved = await cs.save();
     const off = r.sim.unit(0).traceEn;
@@ -75,7 +75,7 @@ describe('XSAVES switching (spec/xsave.md §2–§3)', () => {
   test('the restored pointers are the saved ones', async () => {
     const { r, s } = await started('skylake');
     await pump(r, s, 5000);
-    const cs = new ContextSwitcher(s.io, s.probed.caps, 'xsaves');
+    const cs = new ContextSwitcher(s.io, s.probed.caps, 'xsaves', []);
     const saved = await cs.save();
     const want = [r.sim.unit(0).outputBase, r.sim.unit(0).maskPtrs];
     await otherContext(r);
@@ -90,7 +90,7 @@ describe('XSAVES switching (spec/xsave.md §2–§3)', () => {
     const r = await rig(profile);
     const s = await TraceSession.open(r.target, { output: { scheme: 'topa', policy: 'single-entry', regionSize: 4096, regions: 1 } });
     let err: unknown;
-    try { new ContextSwitcher(s.io, s.probed.caps, 'xsaves'); } catch (e) { err = e; }
+    try { new ContextSwitcher(s.io, s.probed.caps, 'xsaves', []); } catch (e) { err = e; }
     expect([err instanceof UnsupportedError, (err as UnsupportedError).cpuid]).toEqual([true, bit]);
   });
 });
@@ -100,7 +100,7 @@ describe('a ToPA PMI pending across the switch', () => {
     const { r, s } = await started('full', { pmiPreservation: true });
     await pump(r, undefined, 8192 + 100); // INT region filled: PMI delivered, not yet handled
     const ev = r.pending.shift()!;
-    const cs = new ContextSwitcher(s.io, s.probed.caps, 'xsaves');
+    const cs = new ContextSwitcher(s.io, s.probed.caps, 'xsaves', []);
     const saved = await cs.save(); // PendTopaPMI=1 goes into the image
     await s.onEvent({ ...ev, ctl: r.sim.unit(0).ctl }); // taken now: TraceEn=0 → ignored
     const delivered = r.sim.unit(0).deliveredPmis;
@@ -114,7 +114,7 @@ describe('a ToPA PMI pending across the switch', () => {
     const { r, s } = await started('skylake');
     await pump(r, undefined, 8192 + 100);
     const ev = r.pending.shift()!;
-    const cs = new ContextSwitcher(s.io, s.probed.caps, 'manual');
+    const cs = new ContextSwitcher(s.io, s.probed.caps, 'manual', []);
     await cs.restore(await cs.save());
     await s.onEvent(ev);
     await pump(r, s, 20_000);
