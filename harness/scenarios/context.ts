@@ -95,6 +95,8 @@ export class ScenarioContext {
   readonly skids: number[] = [];
   /** Which truth lines go to truth.jsonl (several contexts on one CPU: the exported trace's own). Default all. */
   truthFilter: ((lines: readonly string[]) => string[]) | undefined;
+  /** Where the last trace run's records start in the model's truth (a scenario may trace more than once). */
+  private truthFrom = 0;
   /** Run `ptlab flow` on the exported files and compare with truth.jsonl (a deferred expectation). */
   flowCheck: { readonly name: string; readonly mode: FlowMatch } | undefined;
 
@@ -175,6 +177,7 @@ export class ScenarioContext {
     const from = this.target.lines.length;
     const t0 = performance.now();
     const written0 = sim?.written(0) ?? 0, dropped0 = sim?.dropped(0) ?? 0;
+    this.truthFrom = sim?.truth(0).length ?? 0;
     const storm = new PmiStormGuard();
     /** The target calls each PMI handed to the session made, as the transcript saw them. */
     const calls: { record: number; roundTrips: number; batches: number }[] = [];
@@ -324,11 +327,11 @@ export class ScenarioContext {
     this.expectFlowEqualsTruth();
   }
 
-  /** Expects truth.jsonl to hold every branch of the workload's path (tracing was never off in between). */
+  /** Expects the last trace run's truth to hold every branch of the workload's path (tracing was never off in between). */
   expectAllTraced(): void {
     const w = this.workloadUsed;
     if (!this.sim || !w) return;
-    const branches = this.sim.truth(0).filter((l) => l.startsWith('{"ip"')).length;
+    const branches = this.sim.truth(0).slice(this.truthFrom).filter((l) => l.startsWith('{"ip"')).length;
     this.expect('every branch of the workload was traced', branches === w.model.branchCount,
       `truth has ${branches} branch records, the workload retires ${w.model.branchCount}`);
   }

@@ -10,7 +10,10 @@
 //             IA32_PERF_GLOBAL_STATUS_RESET after it was delivered (a handler
 //             may run late), unless the top half already did;
 //   unmask    the LVT entry is unmasked only after that acknowledgement and
-//             after the STATUS write that clears PendTopaPMI.
+//             after the STATUS write that clears PendTopaPMI;
+//   status    a STATUS write of a handler (or of the final stop) changes only
+//             Stopped and PendTopaPMI of the STATUS it read: PacketByteCnt,
+//             PendPSB and Error are the CPU's and must survive it.
 import { IA32_PERF_GLOBAL_STATUS_RESET, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS, TRACE_TOPA_PMI } from '../../driver/hw/msrs.js';
 import { hex, type TranscriptLine } from '../../driver/target.js';
 
@@ -20,7 +23,7 @@ const EVENTS: ReadonlySet<TranscriptLine['op']> = new Set(['pmi', 'slice', 'exit
 
 /** One broken rule: which, at which transcript line, in words. */
 export interface OrderProblem {
-  readonly rule: 'refill' | 'ack' | 'unmask';
+  readonly rule: 'refill' | 'ack' | 'unmask' | 'status';
   readonly seq: number;
   readonly detail: string;
 }
@@ -32,11 +35,12 @@ export function handlerOrderProblems(lines: readonly TranscriptLine[]): OrderPro
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i]!;
     if (l.op === 'wrmsr' && l.msr === RESET && l.fault === undefined && (BigInt(l.value!) & TRACE_TOPA_PMI) !== 0n) owed.shift();
+    if (l.op === 'exit') out.push(...statusProblems(lines.slice(i + 1)));
     if (l.op !== 'pmi' || l.value === undefined || (BigInt(l.value) & TRACE_TOPA_PMI) === 0n) continue;
     if (!/acked=true/.test(l.result ?? '')) owed.push(l);
     let end = i + 1;
     while (end < lines.length && !EVENTS.has(lines[end]!.op)) end++;
-    out.push(...segmentProblems(lines.slice(i + 1, end)));
+    out.push(...segmentProblems(lines.slice(i + 1, end)), ...statusProblems(lines.slice(i + 1, end)));
   }
   for (const ev of owed) out.push({ rule: 'ack', seq: ev.seq, detail: `the ToPA PMI at seq ${ev.seq} was never acknowledged through IA32_PERF_GLOBAL_STATUS_RESET` });
   return out.sort((a, b) => a.seq - b.seq);
@@ -62,4 +66,15 @@ function segmentProblems(seg: readonly TranscriptLine[]): OrderProblem[] {
     }
   }
   return out;
+}
+
+/** STATUS bits a handler may change: Stopped (5) and PendTopaPMI (7) (spec/msrs.md §4). */
+const HANDLER_STATUS_BITS = (1n << 5n) | (1n << 7n);
+
+/** The status rule in one segment: each STATUS write against the STATUS read first in it. */
+function statusProblems(seg: readonly TranscriptLine[]): OrderProblem[] {
+  const read = seg.find((l) => l.op === 'rdmsr' && l.msr === STATUS && l.result !== undefined);
+  if (!read) return [];
+  return seg.filter((l) => l.op === 'wrmsr' && l.msr === STATUS && l.fault === undefined && ((BigInt(l.value!) ^ BigInt(read.result!)) & ~HANDLER_STATUS_BITS) !== 0n)
+    .map((l) => ({ rule: 'status' as const, seq: l.seq, detail: `STATUS written ${l.value} over ${read.result} (seq ${read.seq}) changes more than Stopped and PendTopaPMI` }));
 }

@@ -12,6 +12,8 @@
 // and hold only its own workload's flow.
 import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
 import { traceContexts, type ContextResult } from '../../driver/contexts.js';
+import type { TraceRequest } from '../../driver/request.js';
+import type { GeneratedWorkload } from '../sim/workload/index.js';
 import { seededWorkload, type ScenarioContext } from './context.js';
 import { everyPmiHandled, timingVolume, topa } from './helpers.js';
 import { firstSkip, needs, type Scenario } from './scenario.js';
@@ -43,12 +45,19 @@ async function runTwoContexts(ctx: ScenarioContext, mode: 'xsaves' | 'manual'): 
   const sim = ctx.sim;
   const a = ctx.workload({ minBranches: 20_000 });
   const b = seededWorkload((ctx.env.seed * 7 + 3) >>> 0, { base: SECOND_BASE, minBranches: 20_000 });
-  const req = topa('grow', 3, { switching: mode, ...timingVolume(ctx.env.caps) });
+  // Each context filters on its own image where the CPU can (ADDR0): a restore that does not bring
+  // the range back leaves the other context's, and the context's trace goes missing.
+  const filters = ctx.env.caps.ipFiltering && ctx.env.caps.numAddressRanges > 0;
+  const reqOf = (w: GeneratedWorkload): TraceRequest => topa('grow', 3, {
+    switching: mode, ...timingVolume(ctx.env.caps),
+    ...(filters ? { ranges: [{ role: 'filter' as const, a: w.base, b: w.base + BigInt(w.image.length) - 1n }] } : {}),
+  });
+  const req = reqOf(a);
   const from = ctx.target.lines.length;
   const loadedAtPmi: number[] = [];
   let clearEvents = 0, turns = 0, lastLoaded = 0;
   const results: ContextResult[] = await traceContexts(ctx.target, [
-    { name: 'A', workload: a, req }, { name: 'B', workload: b, req },
+    { name: 'A', workload: a, req }, { name: 'B', workload: b, req: reqOf(b) },
   ], {
     sliceBranches: 48,
     ...ctx.sessionOptions(),
@@ -85,6 +94,12 @@ async function runTwoContexts(ctx: ScenarioContext, mode: 'xsaves' | 'manual'): 
   ctx.expect('the contexts took turns many times, each switched out and in', turns >= 10 && ra.switches >= 5 && rb.switches >= 5,
     `${turns} changes of the loaded context; ${ra.switches} and ${rb.switches} switches`);
   ctx.expectEqual('tracing is off at the end', IA32_RTIT_CTL.decode(await ctx.target.rdmsr(0, IA32_RTIT_CTL.address)).TraceEn, false);
+  if (sim) {
+    // Tracing must never be off for a context while it runs: each workload's every branch is in truth.
+    const traced = [a, b].map((w) => ownedTruth(w.base, w.image.length)(sim.truth(0)).filter((l) => l.startsWith('{"ip"')).length);
+    ctx.expectEqual('every branch of both workloads was traced (each context\'s filters and output came back at every restore)',
+      traced, [a.model.branchCount, b.model.branchCount]);
+  }
   const lines = ctx.target.lines.slice(from);
   ctx.expectEqual('every buffer and table the driver allocated was freed', lines.filter((l) => l.op === 'alloc').length, lines.filter((l) => l.op === 'free').length);
   // trace.pt is context A's; truth.jsonl keeps A's records only, so `ptlab flow` of A's trace must equal it.

@@ -35,6 +35,13 @@ describe('handler order rules', () => {
   test('unmasking before the acknowledgement breaks "unmask"', () => {
     expect(rules(pmi, stop, topa, unmask, ack, restore, exit)).toEqual(['unmask']);
   });
+  test('a STATUS write that only clears Stopped and PendTopaPMI keeps "status"', () => {
+    expect(rules(pmi, stop, { op: 'rdmsr', msr: '0x571', result: '0x123400000a0' }, { op: 'wrmsr', msr: '0x571', value: '0x12340000000' }, ack, unmask, restore, exit)).toEqual([]);
+  });
+  test('a STATUS write that changes PacketByteCnt breaks "status", in a handler and at the final stop', () => {
+    const read: L = { op: 'rdmsr', msr: '0x571', result: '0x123400000080' }, zero: L = { op: 'wrmsr', msr: '0x571', value: '0x0' };
+    expect([rules(pmi, stop, read, zero, ack, unmask, restore, exit), rules(exit, stop, read, zero)]).toEqual([['status'], ['status']]);
+  });
   test('a PMI without GLOBAL_STATUS[55] is not a ToPA PMI and is not checked', () => {
     expect(rules({ ...pmi, value: '0x1' }, exit)).toEqual([]);
   });
