@@ -102,11 +102,11 @@ export class PmiHandler {
     const hw = { outputBase, maskPtrs };
     // Step 4: consume and refill.
     const { st, cut, topaStop, info } = await this.account(hw, status);
-    // CTL goes back as it was: TraceEn=1 resumes tracing, TraceEn=0 (a PMI taken with tracing off)
-    // changes nothing, and after an operational error the CPU keeps TriggerEn=0 whatever CTL says
-    // (spec/msrs.md §4), so tracing stays off then.
+    // CTL goes back when tracing was on (a PMI taken with TraceEn=0 leaves nothing to restore). After
+    // an operational error the CPU keeps TriggerEn=0 whatever CTL says (spec/msrs.md §4), so tracing
+    // stays off then.
     const restore = async (): Promise<void> => {
-      await this.io.batch([wr(IA32_RTIT_CTL.address, ev.ctl, 'pmi: restore CTL')]);
+      if (ctl.TraceEn) await this.io.batch([wr(IA32_RTIT_CTL.address, ev.ctl, 'pmi: restore CTL')]);
     };
     // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
     if (this.faults.has('restore-ctl-before-refill')) await restore();
