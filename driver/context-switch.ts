@@ -50,7 +50,7 @@ function withoutPendPsb(s: SavedContext): SavedContext {
 
 function componentOf(area: Uint8Array): Uint8Array {
   const bytes = ptStateBytes(area);
-  // Stryker disable next-line all: a guard against API misuse or a broken invariant, unreachable from a valid scenario (unit tests hit it)
+  // Stryker disable next-line all: a guard against misuse or a broken invariant that no valid scenario reaches (test/driver/guards.test.ts)
   if (!bytes) throw new PtError('bad_state', 'the XSAVE area holds no PT state (XCOMP_BV[8] = 0)');
   return bytes;
 }

@@ -49,10 +49,10 @@ export interface ContextResult extends TraceResult {
  * resume with the driver's restore.
  */
 export async function traceContexts(target: Target, specs: readonly ContextSpec[], o: ContextRunOptions): Promise<ContextResult[]> {
-  // Stryker disable next-line all: a guard against API misuse or a broken invariant, unreachable from a valid scenario (unit tests hit it)
+  // Stryker disable next-line all: a guard against misuse or a broken invariant that no valid scenario reaches (test/driver/guards.test.ts)
   if (specs.length === 0) throw new PtError('bad_config', 'no context to run');
   for (const s of specs) {
-    // Stryker disable next-line all: a guard against API misuse or a broken invariant, unreachable from a valid scenario (unit tests hit it)
+    // Stryker disable next-line all: a guard against misuse or a broken invariant that no valid scenario reaches (test/driver/contexts.test.ts)
     if ((s.req.switching ?? 'none') === 'none') throw new PtError('bad_config', `context ${s.name}: a shared CPU needs switching 'xsaves' or 'manual'`);
   }
   const cpu = o.cpu ?? 0;

@@ -54,7 +54,7 @@ export class TopaManager implements OutputPlan {
 
   get initial(): HwPointers {
     const first = this.tables[0];
-    // Stryker disable next-line all: a guard against API misuse or a broken invariant, unreachable from a valid scenario (unit tests hit it)
+    // Stryker disable next-line all: unreachable: TopaManager.create writes the first table before the manager is handed out
     if (!first) throw new PtError('bad_state', 'ToPA manager has no table');
     return { outputBase: first.base, maskPtrs: encodeTopaPointers({ entryIndex: 0, outputOffset: 0 }) };
   }
@@ -88,7 +88,7 @@ export class TopaManager implements OutputPlan {
   /** The placement and offset the hardware pointers `hw` denote, searching from the cursor (spec/output.md §8). */
   resolve(hw: HwPointers): Position {
     let t = this.tables.find((x) => x.base === hw.outputBase);
-    // Stryker disable next-line all: a guard against API misuse or a broken invariant, unreachable from a valid scenario (unit tests hit it)
+    // Stryker disable next-line all: a guard against misuse or a broken invariant that no valid scenario reaches (test/driver/guards.test.ts)
     if (!t) throw new PtError('topa_error', `OUTPUT_BASE 0x${hw.outputBase.toString(16)} is not one of this run's ToPA tables`);
     let { entryIndex: idx, outputOffset: off } = decodeTopaPointers(hw.maskPtrs);
     const s = t.slots[idx];

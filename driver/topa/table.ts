@@ -33,7 +33,7 @@ export class TopaTable {
   /** The output slot at `i`; throws if it is not one. */
   output(i: number): OutputSlot {
     const s = this.slots[i];
-    // Stryker disable next-line all: a guard against API misuse or a broken invariant, unreachable from a valid scenario (unit tests hit it)
+    // Stryker disable next-line all: a guard against misuse or a broken invariant that no valid scenario reaches (test/driver/guards.test.ts)
     if (s?.kind !== 'output') throw new PtError('bad_state', `ToPA table 0x${this.base.toString(16)}: slot ${i} is not an output entry`);
     return s;
   }
@@ -46,7 +46,7 @@ export class TopaTable {
   /** The 64-bit entry of slot `i` (spec/output.md §4.2; END entries carry no INT/STOP: §4.7 rule 4a). */
   entry(i: number): bigint {
     const s = this.slots[i];
-    // Stryker disable next-line all: a guard against API misuse or a broken invariant, unreachable from a valid scenario (unit tests hit it)
+    // Stryker disable next-line all: a guard against misuse or a broken invariant that no valid scenario reaches (test/driver/guards.test.ts)
     if (!s) throw new PtError('bad_state', `ToPA table 0x${this.base.toString(16)}: slot ${i} is unused`);
     return s.kind === 'end'
       ? topaEntry({ base: s.to.base, end: true })
