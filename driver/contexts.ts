@@ -51,10 +51,10 @@ export interface ContextResult extends TraceResult {
 export async function traceContexts(target: Target, specs: readonly ContextSpec[], o: ContextRunOptions): Promise<ContextResult[]> {
   // Stryker disable next-line all: a guard against misuse or a broken invariant that no valid scenario reaches (test/driver/guards.test.ts)
   if (specs.length === 0) throw new PtError('bad_config', 'no context to run');
-  for (const s of specs) {
-    // Stryker disable next-line all: a guard against misuse or a broken invariant that no valid scenario reaches (test/driver/contexts.test.ts)
-    if ((s.req.switching ?? 'none') === 'none') throw new PtError('bad_config', `context ${s.name}: a shared CPU needs switching 'xsaves' or 'manual'`);
-  }
+  // Stryker disable next-line all: a guard against misuse or a broken invariant that no valid scenario reaches (test/driver/contexts.test.ts)
+  const unswitched = specs.find((s) => (s.req.switching ?? 'none') === 'none');
+  // Stryker disable next-line all: a guard against misuse or a broken invariant that no valid scenario reaches (test/driver/contexts.test.ts)
+  if (unswitched) throw new PtError('bad_config', `context ${unswitched.name}: a shared CPU needs switching 'xsaves' or 'manual'`);
   const cpu = o.cpu ?? 0;
   const sessions: TraceSession[] = [];
   const execs: Execution[] = [];
@@ -91,8 +91,9 @@ class Scheduler {
   async run(): Promise<ContextResult[]> {
     const iters: AsyncIterator<TargetEvent>[] = [];
     for (const [i, s] of this.specs.entries()) {
+      // Every context is a thread of the shared CPU (for the first, nothing runs yet to share with).
       const exec = this.target.start(s.workload, this.cpu, {
-        sliceBranches: this.o.sliceBranches, ...(i > 0 ? { thread: true } : {}), ...(this.o.signal ? { signal: this.o.signal } : {}),
+        sliceBranches: this.o.sliceBranches, thread: true, ...(this.o.signal ? { signal: this.o.signal } : {}),
       });
       this.execs.push(exec);
       iters.push(exec.events[Symbol.asyncIterator]());
@@ -126,7 +127,8 @@ class Scheduler {
    */
   private async pmi(ev: Extract<TargetEvent, { kind: 'pmi' }>): Promise<void> {
     const topa = IA32_PERF_GLOBAL_STATUS.decode(ev.globalStatus).Trace_ToPA_PMI;
-    const out = topa ? [...this.started].filter((i) => i !== this.loaded && this.live.has(i) && this.sessions[i]!.pmiDueWhileOut) : [];
+    // Only a switched-out session can be due (the loaded one, one not started and one that exited are not).
+    const out = topa ? this.sessions.flatMap((s, i) => (s.pmiDueWhileOut ? [i] : [])) : [];
     // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
     if (this.o.faults?.has('ignore-switched-out')) out.length = 0;
     if (out.length === 0) {
@@ -169,11 +171,12 @@ class Scheduler {
     }
   }
 
-  /** The live context after `i`, round robin (`i` itself when it is the only one). */
+  /** The live context after `i`, round robin (`i` itself, n steps on, when it is the only one). */
   private after(i: number): number {
     const n = this.specs.length;
     for (let k = 1; k <= n; k++) if (this.live.has((i + k) % n)) return (i + k) % n;
-    return i;
+    // Stryker disable next-line all: unreachable: rotate calls this with `i` live, finish only while another is live
+    throw new PtError('bad_state', 'no live context to run');
   }
 
   /** Bytes written since the last attribution belong to context `i` (its state was loaded). */

@@ -43,8 +43,8 @@ function pmiOtherContext(mode: 'xsaves' | 'manual'): Scenario {
 
 async function runTwoContexts(ctx: ScenarioContext, mode: 'xsaves' | 'manual'): Promise<void> {
   const sim = ctx.sim;
-  const a = ctx.workload({ minBranches: 20_000 });
-  const b = seededWorkload((ctx.env.seed * 7 + 3) >>> 0, { base: SECOND_BASE, minBranches: 20_000 });
+  const a = ctx.workload({ minBranches: 40_000 });
+  const b = seededWorkload((ctx.env.seed * 7 + 3) >>> 0, { base: SECOND_BASE, minBranches: 40_000 });
   // Each context filters on its own image where the CPU can (ADDR0): a restore that does not bring
   // the range back leaves the other context's, and the context's trace goes missing.
   const filters = ctx.env.caps.ipFiltering && ctx.env.caps.numAddressRanges > 0;
@@ -83,10 +83,15 @@ async function runTwoContexts(ctx: ScenarioContext, mode: 'xsaves' | 'manual'): 
     ctx.expect(`context ${r.name}: every ToPA PMI was handled`, topaPmis.length > 0 && everyPmiHandled(topaPmis), r.pmis.map((p) => p.action).join(','));
     // grow, 3 regions a batch, INT on the second: the n-th INT region is full after (3n − 1) regions
     // of output. A handler that refills a context whose INT region has not filled grows it too early.
-    const bytes = r.ledger.written ?? r.ledger.collected;
-    const due = Math.floor((bytes / 4096 + 1) / 3), refills = r.pmis.filter((p) => p.branch !== undefined).length;
-    ctx.expect(`context ${r.name}: its table grew once per INT region its output filled`, refills <= due && refills >= due - 1,
-      `${refills} refills; ${bytes} bytes fill ${due} INT regions`);
+    const region = 4096, bytes = r.ledger.written ?? r.ledger.collected;
+    const due = Math.floor((bytes / region + 1) / 3), refillsAt = r.pmis.filter((p) => p.branch !== undefined).map((p) => p.at);
+    ctx.expect(`context ${r.name}: its table grew once per INT region its output filled`, refillsAt.length <= due && refillsAt.length >= due - 1,
+      `${refillsAt.length} refills; ${bytes} bytes fill ${due} INT regions`);
+    // The n-th INT region is full once (3n − 1) regions of output are written: a refill before that
+    // (a region taken for filled too early) grows the table for output that is not there.
+    const early = refillsAt.findIndex((at, i) => at < (3 * (i + 1) - 1) * region);
+    ctx.expect(`context ${r.name}: each refill came after the INT region it serves was full`, early < 0,
+      early < 0 ? `refills at ${refillsAt.join(', ')}` : `refill ${early + 1} at byte ${refillsAt[early]}, before byte ${(3 * (early + 1) - 1) * region}`);
     ctx.expectPmiRecords(r, req, { label: `context ${r.name}` });
     ctx.expect(`context ${r.name}: lossless, and its ledger balances`, r.ledger.lost.length === 0 && (sim ? r.ledger.written === r.ledger.collected : r.ledger.written === undefined),
       `written ${r.ledger.written ?? '?'}, collected ${r.ledger.collected}, lost ${JSON.stringify(r.ledger.lost)}`);
