@@ -87,6 +87,10 @@ fi
 # Headers on the host, for the out-of-tree module in guest/ (qemu-notes §6).
 ensure_host_pkgs "linux-headers-$KVER"
 mkdir -p "$OUT" "$CACHE" "$KEYS"
+# images/out holds the SSH host and client private keys, and the initramfs carries the host key:
+# private to this user, also for a build made before this rule.
+chmod 700 "$OUT" "$KEYS"
+for f in "$OUT/initramfs.cpio.gz" "$KEYS/ssh_host_ed25519_key" "$KEYS/id_ed25519"; do if [ -f "$f" ]; then chmod 600 "$f"; fi; done
 
 DEB_PKGS="linux-image-$KVER qemu-guest-agent dropbear-bin libtomcrypt1 libtommath1"
 CANDIDATES=$(candidate_versions $DEB_PKGS)
@@ -236,6 +240,7 @@ fi
 # --- 6. pack and publish -----------------------------------------------------------------------
 (cd "$ROOT" && find . | cpio -o -H newc -R 0:0 --quiet | gzip -1) > "$WORK/initramfs.cpio.gz"
 mv -f "$WORK/vmlinux" "$OUT/vmlinux"
+chmod 600 "$WORK/initramfs.cpio.gz" # it holds the SSH host private key
 mv -f "$WORK/initramfs.cpio.gz" "$OUT/initramfs.cpio.gz"
 
 file_entry() {   # $1 = path relative to OUT

@@ -1,4 +1,6 @@
 // The `ptlab` command line: one sub-command per file under ./commands.
+import { readFile } from 'node:fs/promises';
+
 export interface CliIo {
   out(s: string): void;
   err(s: string): void;
@@ -34,14 +36,31 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
 
 function usage(): string {
   const lines = Object.values(COMMANDS).map((c) => `  ptlab ${c.summary}`);
-  return ['usage:', ...lines, ''].join('\n');
+  return ['usage:', ...lines, '  ptlab help COMMAND | COMMAND --help   one command\'s options', '  ptlab --version', ''].join('\n');
+}
+
+/** The version in package.json (two levels above dist/harness/cli and harness/cli alike). */
+async function version(): Promise<string> {
+  for (const rel of ['../../../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(await readFile(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'ptlab' && typeof pkg.version === 'string') return pkg.version;
+    } catch { /* not at this level */ }
+  }
+  return 'unknown';
 }
 
 /** Runs one command line; returns the exit status. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-V') {
+    io.out(`ptlab ${await version()}`);
+    return 0;
+  }
+  if (name === 'help' && rest[0] !== undefined && rest[0] in COMMANDS) return (await COMMANDS[rest[0]]!.load())(['--help'], io);
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.out(usage());
+    if (name === undefined) io.err(usage());
+    else io.out(usage());
     return name === undefined ? 2 : 0;
   }
   const cmd = COMMANDS[name];

@@ -1,15 +1,23 @@
-// Entry point of the `ptlab` executable (bin/ptlab.js loads the compiled form).
+// Entry point of the `ptlab` executable (bin/ptlab.js loads the compiled form). Standard output and
+// error are written blocking (FdSink): bounded memory whatever reads them, and a reader that goes
+// away ends the command quietly (exit 0: the reader has what it wanted).
 import process from 'node:process';
+import { FdSink, OutputClosedError } from './fd-sink.js';
 import { main, type CliIo } from './main.js';
 
+const stdout = new FdSink(1), stderr = new FdSink(2);
+const line = (s: string): string => (s.endsWith('\n') ? s : `${s}\n`);
 const io: CliIo = {
-  out: (s) => { process.stdout.write(s.endsWith('\n') ? s : `${s}\n`); },
-  err: (s) => { process.stderr.write(s.endsWith('\n') ? s : `${s}\n`); },
+  out: (s) => { stdout.write(line(s)); },
+  err: (s) => {
+    try { stderr.write(line(s)); } catch (e) { if (!(e instanceof OutputClosedError)) throw e; }
+  },
 };
 
 main(process.argv.slice(2), io).then(
   (code) => { process.exitCode = code; },
   (e: unknown) => {
+    if (e instanceof OutputClosedError) { process.exitCode = 0; return; }
     io.err(`ptlab: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
     process.exitCode = 1;
   },

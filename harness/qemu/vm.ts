@@ -1,10 +1,11 @@
 // A running QEMU VM (STYLE §6 type-state: `launch()` returns it running, disposing stops it).
 // Launch: spawn → QMP → guest agent (bounded by the caller's signal). Dispose: QMP `quit`
 // (bounded) → SIGKILL → report an abnormal shutdown; the socket directory and the shared RAM
-// file are always removed, the console log is kept (qemu-notes §3: the memory file outlives QEMU).
+// file are always removed (the memory file outlives QEMU), and so is the default console log
+// unless kept on request. The RAM file and the console log are created 0600 before QEMU starts.
 import { execa, type ResultPromise } from 'execa';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PtError, throwIfAborted } from '../../driver/errors.js';
@@ -28,8 +29,14 @@ export interface VmExit {
 
 /** Options of `QemuVm.launch`; `timeoutMs` bounds the whole launch. */
 export interface LaunchOptions extends TimedOpts {
-  /** Where to keep the serial console log; a file under $TMPDIR/ptlab-logs by default. */
+  /**
+   * Where to write the serial console log. By default a private file under $TMPDIR/ptlab-logs
+   * (0700), removed by dispose unless `keepConsoleLog`; a launch that fails keeps it (its path is
+   * in the error's evidence). A path given here is the caller's: it is never removed.
+   */
   readonly consoleLog?: string;
+  /** Keep the default console log after dispose (for diagnosis). */
+  readonly keepConsoleLog?: boolean;
   /** Wait until the guest agent answers (default: true unless the VM starts stopped). */
   readonly waitForAgent?: boolean;
   /** How long dispose waits after `quit` before killing QEMU (QUIT_TIMEOUT_MS by default). */
@@ -67,6 +74,8 @@ export class QemuVm implements AsyncDisposable {
     /** The host port forwarded to the guest's SSH port 22 (127.0.0.1). */
     readonly sshPort: number | undefined,
     private readonly quitTimeoutMs: number,
+    /** The console log is ptlab's default one, removed by dispose. */
+    private readonly ownConsoleLog: boolean,
   ) {
     void exited.then((e) => { this.exitNow = e; });
   }
@@ -80,7 +89,7 @@ export class QemuVm implements AsyncDisposable {
     return this.stateNow;
   }
 
-  /** The serial console log (kept after dispose). */
+  /** The serial console log (removed by dispose when it is the default one and not kept). */
   get consoleLog(): string {
     return this.paths.consoleLog;
   }
@@ -98,6 +107,11 @@ export class QemuVm implements AsyncDisposable {
     const consoleLog = opts.consoleLog ?? (await defaultConsoleLog());
     await reapStaleGuestRam();
     const paths = qemuPaths(runDir, guestRamPath(), consoleLog);
+    // The guest's memory and console are private from the moment they exist: both files are
+    // created 0600 here, and QEMU opens them as they are (it would create them 0644 otherwise).
+    await createPrivate(paths.memPath);
+    await createPrivate(consoleLog);
+    const ownLog = opts.consoleLog === undefined && opts.keepConsoleLog !== true;
     const argv = qemuArgv(config, paths);
     const binary = config.qemuBinary ?? QEMU_BINARY;
     const stderrBuf = { text: '' };
@@ -146,7 +160,7 @@ export class QemuVm implements AsyncDisposable {
         phase = 'boot';
         qga = await untilExit(exited, connectQga(paths.qgaSocket, signal));
       }
-      return new QemuVm(argv, paths, child, stderrBuf, exited, qmp, qga, ram, sshPort, opts.quitTimeoutMs ?? QUIT_TIMEOUT_MS);
+      return new QemuVm(argv, paths, child, stderrBuf, exited, qmp, qga, ram, sshPort, opts.quitTimeoutMs ?? QUIT_TIMEOUT_MS, ownLog);
     } catch (e) {
       return fail(phase, e);
     }
@@ -184,10 +198,13 @@ export class QemuVm implements AsyncDisposable {
     }
     const exit = await this.exited;
     if (killed || exit.signal !== null) {
+      const consoleTail = await tail(this.consoleLog);
+      if (this.ownConsoleLog) await rm(this.consoleLog, { force: true });
       throw new TargetError('shutdown', 'abnormal_shutdown',
         killed ? `QEMU did not exit within ${this.quitTimeoutMs} ms of quit and was killed` : `QEMU died by ${exit.signal}`,
-        { argv: this.argv, exitCode: exit.exitCode, signal: exit.signal, stderr: this.stderrBuf.text, consoleLog: this.consoleLog, consoleTail: await tail(this.consoleLog) });
+        { argv: this.argv, exitCode: exit.exitCode, signal: exit.signal, stderr: this.stderrBuf.text, consoleLog: this.consoleLog, consoleTail });
     }
+    if (this.ownConsoleLog) await rm(this.consoleLog, { force: true });
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -278,9 +295,20 @@ async function removeFiles(paths: QemuPaths): Promise<void> {
   await rm(paths.memPath, { force: true });
 }
 
+/** Creates `path` empty with mode 0600 (an existing file is truncated and made 0600). */
+async function createPrivate(path: string): Promise<void> {
+  const fh = await open(path, 'w', 0o600);
+  try {
+    await fh.chmod(0o600);
+  } finally {
+    await fh.close();
+  }
+}
+
 async function defaultConsoleLog(): Promise<string> {
   const dir = join(tmpdir(), 'ptlab-logs');
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
   return join(dir, `console-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}.log`);
 }
 

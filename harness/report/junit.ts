@@ -1,5 +1,8 @@
-// junit.xml (DESIGN.md "The run directory"): one testcase per expectation;
-// a skipped scenario is one skipped testcase; CI tools read it.
+// The suite's junit.xml (DESIGN.md "The run directory"), one file at the root of --out: one
+// testsuite per run with one testcase per expectation (a skipped run: one skipped testcase); a
+// seed sweep has one testsuite per (scenario, profile) with one testcase per seed. Every
+// testsuite carries tests, failures, errors, skipped and time, as the common Jenkins JUnit schema
+// requires; every testcase carries its time. CI tools read it.
 import type { ResultJson } from './result.js';
 
 /** XML attribute/text escaping. */
@@ -10,47 +13,71 @@ export function xmlEscape(s: string): string {
     .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '?');
 }
 
-/** The testcases of one run, without the XML prolog (so a suite can collect several). */
-export function junitSuite(r: ResultJson): string {
-  const suite = `${r.scenario}@${r.target}:${r.profile}`;
-  const cls = `ptlab.${r.target}.${r.profile}.${r.scenario}`;
-  const a = (s: string) => xmlEscape(s);
-  if (r.verdict === 'skip') {
-    return `  <testsuite name="${a(suite)}" tests="1" failures="0" skipped="1">\n` +
-      `    <testcase classname="${a(cls)}" name="${a(r.scenario)}">\n      <skipped message="${a(r.reason ?? '')}"/>\n    </testcase>\n  </testsuite>\n`;
-  }
-  const failures = r.expectations.filter((e) => !e.ok).length;
-  const cases = r.expectations.map((e) =>
-    `    <testcase classname="${a(cls)}" name="${a(e.name)}">` +
-    (e.ok ? `<system-out>${a(e.detail)}</system-out></testcase>\n` : `\n      <failure message="${a(e.detail)}"/>\n    </testcase>\n`));
-  if (r.expectations.length === 0) cases.push(`    <testcase classname="${a(cls)}" name="expectations">\n      <failure message="${a(r.reason ?? 'no expectation')}"/>\n    </testcase>\n`);
-  return `  <testsuite name="${a(suite)}" tests="${Math.max(1, r.expectations.length)}" failures="${Math.max(failures, r.verdict === 'fail' && failures === 0 ? 1 : 0)}" skipped="0">\n${cases.join('')}  </testsuite>\n`;
+/** A run's result and how long it took (milliseconds; 0 when not measured). */
+export interface TimedResult {
+  readonly result: ResultJson;
+  readonly ms: number;
 }
 
-/** A complete junit.xml document for one or more runs. */
-export function junitXml(runs: readonly ResultJson[]): string {
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="ptlab">\n${runs.map(junitSuite).join('')}</testsuites>\n`;
+const a = (s: string): string => xmlEscape(s);
+const secs = (ms: number): string => (ms / 1000).toFixed(3);
+
+interface Counts { tests: number; failures: number; errors: number; skipped: number; ms: number }
+
+function suiteXml(name: string, c: Counts, cases: readonly string[]): string {
+  return `  <testsuite name="${a(name)}" tests="${c.tests}" failures="${c.failures}" errors="${c.errors}" skipped="${c.skipped}" time="${secs(c.ms)}">\n${cases.join('')}  </testsuite>\n`;
+}
+
+function documentXml(name: string, suites: readonly { xml: string; counts: Counts }[]): string {
+  const sum = (k: keyof Counts): number => suites.reduce((s, x) => s + x.counts[k], 0);
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="${a(name)}" tests="${sum('tests')}" failures="${sum('failures')}" errors="${sum('errors')}" skipped="${sum('skipped')}" time="${secs(sum('ms'))}">\n` +
+    `${suites.map((s) => s.xml).join('')}</testsuites>\n`;
+}
+
+/** The testsuite of one run: a testcase per expectation, the run's time spread over them. */
+function runSuite({ result: r, ms }: TimedResult): { xml: string; counts: Counts } {
+  const suite = `${r.scenario}@${r.target}:${r.profile}`;
+  const cls = `ptlab.${r.target}.${r.profile}.${r.scenario}`;
+  if (r.verdict === 'skip') {
+    const counts = { tests: 1, failures: 0, errors: 0, skipped: 1, ms };
+    return { counts, xml: suiteXml(suite, counts, [`    <testcase classname="${a(cls)}" name="${a(r.scenario)}" time="${secs(ms)}">\n      <skipped message="${a(r.reason ?? '')}"/>\n    </testcase>\n`]) };
+  }
+  const each = secs(ms / Math.max(1, r.expectations.length));
+  const cases = r.expectations.map((e) =>
+    `    <testcase classname="${a(cls)}" name="${a(e.name)}" time="${each}">` +
+    (e.ok ? `<system-out>${a(e.detail)}</system-out></testcase>\n` : `\n      <failure message="${a(e.detail)}"/>\n    </testcase>\n`));
+  if (r.expectations.length === 0) cases.push(`    <testcase classname="${a(cls)}" name="expectations" time="${each}">\n      <failure message="${a(r.reason ?? 'no expectation')}"/>\n    </testcase>\n`);
+  const failed = r.expectations.filter((e) => !e.ok).length;
+  const counts = { tests: Math.max(1, r.expectations.length), failures: Math.max(failed, r.verdict === 'fail' && failed === 0 ? 1 : 0), errors: 0, skipped: 0, ms };
+  return { counts, xml: suiteXml(suite, counts, cases) };
+}
+
+/** A complete junit.xml document for one or more runs (a run without a time counts 0 s). */
+export function junitXml(runs: readonly (TimedResult | ResultJson)[]): string {
+  return documentXml('ptlab', runs.map((x) => runSuite('result' in x ? x : { result: x, ms: 0 })));
 }
 
 /**
  * junit.xml of a seed sweep: one testsuite per (scenario, profile), one testcase per seed, failed
  * with the run's reason (thousands of runs; each failed run keeps its own directory).
  */
-export function junitSweepXml(runs: readonly ResultJson[]): string {
-  const a = (s: string) => xmlEscape(s);
-  const groups = new Map<string, ResultJson[]>();
-  for (const r of runs) {
-    const key = `${r.scenario}@${r.target}:${r.profile}`;
+export function junitSweepXml(runs: readonly (TimedResult | ResultJson)[]): string {
+  const groups = new Map<string, TimedResult[]>();
+  for (const x of runs) {
+    const t = 'result' in x ? x : { result: x, ms: 0 };
+    const key = `${t.result.scenario}@${t.result.target}:${t.result.profile}`;
     const g = groups.get(key);
-    if (g) g.push(r); else groups.set(key, [r]);
+    if (g) g.push(t); else groups.set(key, [t]);
   }
-  const suites = [...groups].map(([name, rs]) => {
-    const cls = `ptlab.${rs[0]!.target}.${rs[0]!.profile}.${rs[0]!.scenario}`;
-    const cases = rs.map((r) => `    <testcase classname="${a(cls)}" name="seed ${r.seed}">` + (
+  const suites = [...groups].map(([name, ts]) => {
+    const r0 = ts[0]!.result;
+    const cls = `ptlab.${r0.target}.${r0.profile}.${r0.scenario}`;
+    const cases = ts.map(({ result: r, ms }) => `    <testcase classname="${a(cls)}" name="seed ${r.seed}" time="${secs(ms)}">` + (
       r.verdict === 'pass' ? '</testcase>\n'
         : `\n      <${r.verdict === 'skip' ? 'skipped' : 'failure'} message="${a(r.reason ?? '')}"/>\n    </testcase>\n`));
-    const count = (v: string) => rs.filter((r) => r.verdict === v).length;
-    return `  <testsuite name="${a(name)}" tests="${rs.length}" failures="${count('fail')}" skipped="${count('skip')}">\n${cases.join('')}  </testsuite>\n`;
+    const count = (v: string) => ts.filter((t) => t.result.verdict === v).length;
+    const counts = { tests: ts.length, failures: count('fail'), errors: 0, skipped: count('skip'), ms: ts.reduce((s, t) => s + t.ms, 0) };
+    return { counts, xml: suiteXml(name, counts, cases) };
   });
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="ptlab sweep">\n${suites.join('')}</testsuites>\n`;
+  return documentXml('ptlab sweep', suites);
 }

@@ -1,11 +1,10 @@
 // The run directory (DESIGN.md "The run directory", a contract other tools
 // read): result.json, transcript.jsonl, trace.pt, losses.json, image.bin,
-// image.json, truth.jsonl (sim), junit.xml. A run directory is written into a
+// image.json, truth.jsonl (sim). A run directory is written into a
 // staging directory and renamed into place, so nothing is ever half-written.
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { LossLedger } from '../../driver/collect/ledger.js';
-import { junitXml } from './junit.js';
 import { resultJsonText, type ResultJson } from './result.js';
 
 /** image.json: where the workload's code sits, and the CPU's leaf 14H. */
@@ -32,8 +31,11 @@ export interface RunArtifacts {
 /** The file names of the contract. */
 export const RUN_FILES = {
   result: 'result.json', transcript: 'transcript.jsonl', trace: 'trace.pt', losses: 'losses.json',
-  image: 'image.bin', imageJson: 'image.json', truth: 'truth.jsonl', junit: 'junit.xml',
+  image: 'image.bin', imageJson: 'image.json', truth: 'truth.jsonl',
 } as const;
+
+/** Files earlier ptlab versions wrote into a run directory (replaced with it under --force). */
+const EARLIER_RUN_FILES = ['junit.xml'];
 
 /** A staging directory next to `dir` (same file system, so the final rename is atomic). */
 export async function stage(dir: string): Promise<string> {
@@ -52,16 +54,30 @@ export async function writeArtifacts(dir: string, a: RunArtifacts): Promise<void
   if (a.truth !== undefined) await writeFile(join(dir, RUN_FILES.truth), a.truth);
 }
 
-/** Writes result.json and junit.xml into `dir`. */
+/** Writes result.json into `dir` (the suite's junit.xml, at the root of --out, has the run too). */
 export async function writeVerdict(dir: string, r: ResultJson): Promise<void> {
   await writeFile(join(dir, RUN_FILES.result), resultJsonText(r));
-  await writeFile(join(dir, RUN_FILES.junit), junitXml([r]));
 }
 
-/** Moves the staged `tmp` to `dir` (replacing an older run there). */
+/**
+ * Moves the staged `tmp` to `dir`. An older run there (`--force`) loses only the files a run
+ * directory consists of (RUN_FILES); anything else in it was not written by ptlab and stays, with
+ * the new run's files moved in beside it.
+ */
 export async function commit(tmp: string, dir: string): Promise<void> {
   await mkdir(dirname(dir), { recursive: true });
-  await rm(dir, { recursive: true, force: true });
+  const old = await readdir(dir).catch((e: NodeJS.ErrnoException) => { if (e.code === 'ENOENT') return undefined; throw e; });
+  if (old !== undefined) {
+    const ours: string[] = [...Object.values(RUN_FILES), ...EARLIER_RUN_FILES];
+    for (const f of ours) if (old.includes(f)) await rm(join(dir, f), { force: true });
+    const foreign = old.filter((f) => !ours.includes(f));
+    if (foreign.length > 0) {
+      for (const f of await readdir(tmp)) await rename(join(tmp, f), join(dir, f));
+      await rmdir(tmp);
+      return;
+    }
+    await rmdir(dir);
+  }
   await rename(tmp, dir);
 }
 

@@ -4,8 +4,8 @@
 // and a junit.xml of every run at `out/junit.xml` for CI. The target is opened
 // once for the whole suite (one VM) and always disposed, also when the suite is
 // aborted (SIGINT in the CLI) or a run throws.
-import { access, constants, mkdir, rmdir, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve } from 'node:path';
+import { access, constants, mkdir, readdir, realpath, rmdir, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { PtError } from '../../driver/errors.js';
 import { junitSweepXml, junitXml } from '../report/junit.js';
 import type { ResultJson } from '../report/result.js';
@@ -29,6 +29,8 @@ export interface SuitePlan {
   readonly out: string;
   /** Which run directories to keep (default: all for one seed, failed ones for a sweep). */
   readonly keep?: KeepRuns;
+  /** `--out` may hold an earlier run: its run directories are replaced (foreign files are kept). */
+  readonly force?: boolean;
   /** Stop at the first failed run; the runs after it are not made. */
   readonly failFast?: boolean;
   /** Model knobs: sim only. */
@@ -60,15 +62,44 @@ export function seedsOf(plan: Pick<SuitePlan, 'seed' | 'lastSeed'>): number[] {
   return Array.from({ length: last - plan.seed + 1 }, (_, i) => plan.seed + i);
 }
 
-/** Creates `out` if needed and checks that it is a writable directory (before anything runs); returns the first directory it created. */
-export async function prepareOut(out: string): Promise<string | undefined> {
+/** Kernel file systems: writable-looking paths where a run directory cannot live. */
+const PSEUDO_FS = ['/proc', '/sys', '/dev'];
+
+/**
+ * Creates `out` if needed and checks, before anything runs, that it is a writable directory of a
+ * real file system and empty (an earlier ptlab run's directory only with `force`: its run
+ * directories are replaced, and files ptlab did not write are kept). Returns the first directory
+ * it created.
+ */
+export async function prepareOut(out: string, force = false): Promise<string | undefined> {
+  const where = await realpathOfNearest(out);
+  const pseudo = PSEUDO_FS.find((p) => where === p || where.startsWith(`${p}/`));
+  if (pseudo !== undefined) throw new PtError('bad_config', `--out ${out} is under ${pseudo}, a kernel file system: give a directory on a disk`);
+  let created: string | undefined;
   try {
-    const created = await mkdir(out, { recursive: true });
+    created = await mkdir(out, { recursive: true });
     if (!(await stat(out)).isDirectory()) throw new Error('not a directory');
     await access(out, constants.W_OK);
-    return created;
   } catch (e) {
     throw new PtError('bad_config', `cannot write run directories under --out ${out}: ${(e as Error).message}`, { cause: e });
+  }
+  const held = await readdir(out);
+  if (held.length > 0 && !force) {
+    throw new PtError('bad_config', `--out ${out} is not empty (${held.length} entr${held.length === 1 ? 'y' : 'ies'}); give a new or empty directory, or --force to replace the run directories of an earlier run there (ptlab never deletes a file it did not write)`);
+  }
+  return created;
+}
+
+/** The real path of `p`, or of its nearest existing ancestor (with the rest appended). */
+async function realpathOfNearest(p: string): Promise<string> {
+  let rest = '';
+  for (let d = resolve(p); ; d = dirname(d)) {
+    try {
+      return join(await realpath(d), rest);
+    } catch {
+      if (dirname(d) === d) return resolve(p);
+      rest = join(basename(d), rest);
+    }
   }
 }
 
@@ -93,7 +124,7 @@ async function removeEmptyDirs(from: string, top: string): Promise<void> {
 export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['progress'] = {}): Promise<ResultJson[]> {
   const opts: SuiteOptions = typeof o === 'function' ? { progress: o } : o;
   const progress = opts.progress ?? (() => undefined);
-  const created = await prepareOut(plan.out);
+  const created = await prepareOut(plan.out, plan.force);
   let opened: SuiteTarget;
   try {
     opened = await openSuiteTarget(plan.target, plan.reach, opts.signal);
@@ -108,6 +139,7 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
   const keep = plan.keep ?? (sweep ? 'failed' : 'all');
   const jobs = seedsOf(plan).flatMap((seed) => plan.scenarios.flatMap((s) => profiles.map((p) => ({ seed, s, p }))));
   const results: ResultJson[] = [];
+  const times: number[] = [];
   try {
     for (const [i, { seed, s, p }] of jobs.entries()) {
       if (opts.signal?.aborted) throw new PtError('aborted', `interrupted after ${results.length} of ${jobs.length} runs`, { cause: opts.signal.reason });
@@ -120,11 +152,14 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
       if (keep === 'failed' && r.verdict !== 'fail') await removeEmptyDirs(dirname(dir), sweep ? join(plan.out, `seed-${seed}`) : dirname(dir));
       // A sweep holds thousands of results: a run that did not fail keeps only its verdict.
       results.push(sweep && r.verdict !== 'fail' ? { ...r, expectations: [], figures: {} } : r);
-      progress(r, i + 1, jobs.length, Math.round(performance.now() - t0));
+      const ms = Math.round(performance.now() - t0);
+      times.push(ms);
+      progress(r, i + 1, jobs.length, ms);
       if (plan.failFast && r.verdict === 'fail') break;
     }
   } finally {
-    await writeFile(join(plan.out, 'junit.xml'), sweep ? junitSweepXml(results) : junitXml(results));
+    const timed = results.map((result, i) => ({ result, ms: times[i] ?? 0 }));
+    await writeFile(join(plan.out, 'junit.xml'), sweep ? junitSweepXml(timed) : junitXml(timed));
   }
   return results;
 }

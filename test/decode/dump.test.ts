@@ -27,7 +27,7 @@ const STREAM = [...PSB, ...hex('99 01 2D 34 12 0A 05')];
 describe('ptlab dump', () => {
   test('--json prints the packet-json lines', async () => {
     const r = await run([file('a.pt', STREAM), '--json']);
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(1); // the stream ends in an unknown opcode
     expect(r.out).toBe([
       '{"off":0,"size":16,"type":"psb"}',
       '{"off":16,"size":2,"type":"mode.exec","csl":true,"csd":false,"mode":"64bit"}',
@@ -40,7 +40,7 @@ describe('ptlab dump', () => {
 
   test('the default text output shows the reconstructed IP', async () => {
     const r = await run([file('b.pt', STREAM)]);
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(1);
     const lines = r.out.trimEnd().split('\n');
     expect(lines).toHaveLength(5);
     expect(lines[0]).toBe('0000000000000000  psb');
@@ -51,7 +51,7 @@ describe('ptlab dump', () => {
 
   test('--stats counts packets per type and errors', async () => {
     const r = await run(['--stats', file('c.pt', STREAM)]);
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(1);
     expect(r.out).toMatch(/^psb\s+1$/m);
     expect(r.out).toMatch(/^tip\s+1$/m);
     expect(r.out).toMatch(/^error bad_opc\s+1$/m);
@@ -70,6 +70,32 @@ describe('ptlab dump', () => {
     const r = await run(['--stats', p]);
     expect(r.out).toMatch(new RegExp(`^tnt\\.8\\s+${9 * 1024 * 1024}$`, 'm'));
     expect(r.out).toMatch(/^errors\s+0$/m);
+  });
+
+  test('decode errors: exit 1 with their count, kinds and first offset; --tolerate-errors exits 0 with the same output', async () => {
+    const p = file('e.pt', STREAM);
+    const strict = await run([p, '--json']);
+    const tolerant = await run([p, '--json', '--tolerate-errors']);
+    expect([strict.code, strict.err]).toEqual([1, `ptlab dump: ${p}: 1 decode error (1 bad_opc; the first at offset 22); --tolerate-errors exits 0\n`]);
+    expect([tolerant.code, tolerant.err, tolerant.out]).toEqual([0, '', strict.out]);
+  });
+
+  test('a clean stream exits 0 and bytes with no PSB at all are an error (exit 1)', async () => {
+    const clean = await run([file('clean.pt', [...PSB, ...hex('99 01 2D 34 12')]), '--stats']);
+    const noise = await run([file('noise.pt', [0x11, 0x22, 0x33, 0x44, 0x55, 0x66]), '--stats']);
+    expect([clean.code, clean.err, /^errors\s+0$/m.test(clean.out)]).toEqual([0, '', true]);
+    expect([noise.code, /^error eos\s+1$/m.test(noise.out), noise.err.includes('1 decode error (1 eos')]).toEqual([1, true, true]);
+  });
+
+  test('usage: --opt=value style, --help exits 0 on stdout, mistakes exit 2 naming the option', async () => {
+    const help = await run(['--help']);
+    const both = await run(['--json', '--stats', 'x.pt']);
+    const unknown = await run(['--bogus', 'x.pt']);
+    const none = await run([]);
+    expect([help.code, help.out.startsWith('usage: ptlab dump'), help.err]).toEqual([0, true, '']);
+    expect([both.code, both.err.split('\n')[0]]).toEqual([2, 'ptlab dump: --json and --stats exclude each other']);
+    expect([unknown.code, unknown.err.split('\n')[0]]).toEqual([2, "ptlab dump: Unknown option '--bogus'"]);
+    expect([none.code, none.err.split('\n')[0]]).toEqual([2, 'ptlab dump: missing FILE.pt (or - for standard input)']);
   });
 
   test('a missing file is exit code 2 with a message', async () => {

@@ -63,6 +63,40 @@ describe('ptlab flow', () => {
     expect(r.out).toBe('');
   });
 
+  test('--opt=value works, and a base is read as ptxed reads it (digits alone are decimal)', async () => {
+    const hex = await run(TRACE, '--image', `${IMAGE}@0x1000`, '--json');
+    const dec = await run(TRACE, `--image=${IMAGE}@4096`, '--json');
+    expect([dec.code, dec.out]).toEqual([0, hex.out]);
+  });
+
+  test('an image at the wrong base: error records, exit 1, and a line that says no instruction lies in the image', async () => {
+    const r = await run(TRACE, '--image', `${IMAGE}@1000`, '--json');
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('"error":"nomap"');
+    expect(r.err).toContain(`no instruction of the trace lies in the image(s) (${IMAGE}@0x3e8): is the base right?`);
+    const tolerated = await run(TRACE, '--image', `${IMAGE}@1000`, '--json', '--tolerate-errors');
+    expect([tolerated.code, tolerated.out]).toEqual([0, r.out]);
+  });
+
+  test('a loop with no packets (jmp $) stops at --max-insns with one runaway record, not millions of records', async () => {
+    const spin = join(dir, 'spin.bin');
+    writeFileSync(spin, Uint8Array.from([0xeb, 0xfe]));
+    const t = join(dir, 'spin.pt');
+    writeFileSync(t, trace(psbOn(0x1000n), tnt('T')));
+    const bounded = await run(t, '--image', `${spin}@0x1000`, '--json', '--max-insns=1000');
+    const lines = bounded.out.trimEnd().split('\n');
+    expect([bounded.code, lines.length < 1100, lines.filter((l) => l.includes('"error":"runaway"')).length]).toEqual([1, true, 1]);
+    const byDefault = await run(t, '--image', `${spin}@0x1000`, '--json');
+    expect(byDefault.out.trimEnd().split('\n').length).toBeLessThan(70_000);
+    const bad = await run(t, '--image', `${spin}@0x1000`, '--max-insns', '0');
+    expect([bad.code, bad.err.split('\n')[0]]).toEqual([2, "ptlab flow: --max-insns takes a positive whole number, got '0'"]);
+  });
+
+  test('--help prints the usage on stdout and exits 0', async () => {
+    const r = await run('--help');
+    expect([r.code, r.out.startsWith('usage: ptlab flow'), r.err]).toEqual([0, true, '']);
+  });
+
   test('a malformed losses.json is rejected with its reason', () => {
     expect(parseLosses('{"lost":[{"at":-1,"bytes":1,"reason":"wrap"}]}')).toMatch(/bad "at"/);
     expect(parseLosses('{"lost":[{"at":1,"bytes":1,"reason":"lunch"}]}')).toMatch(/bad "reason"/);

@@ -9,6 +9,6 @@ export default {
   mutate: process.env.PTLAB_MUTATE ? process.env.PTLAB_MUTATE.split(',') : MUTATE,
   testRunner: 'command',
   buildCommand: 'npx tsc -p tsconfig.build.json',
-  commandRunner: { command: 'node dist/harness/cli/ptlab.js run --all --fail-fast --keep failed --out build/mutation-runs' },
+  commandRunner: { command: 'node dist/harness/cli/ptlab.js run --all --fail-fast --keep failed --force --out build/mutation-runs' },
   coverageAnalysis: 'off',
 };

@@ -1,9 +1,9 @@
 // One TCG guest for the whole file (qemu-notes: ~4 s boot): QMP, guest agent, guest RAM, cleanup.
 import { randomBytes } from 'node:crypto';
-import { access, mkdtemp, open, rm } from 'node:fs/promises';
+import { access, mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { HelperError, StateError, TargetError } from '../../harness/qemu/errors.js';
 import { HelperChannel } from '../../harness/qemu/helper-chan.js';
@@ -212,6 +212,31 @@ describe.skipIf(env.skip)(`a TCG guest${env.skip ? ` (skipped: ${env.reason})` :
       timeoutMs: 10_000, consoleLog: join(logDir, 'pt.log'),
     }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'target_failed', phase: 'launch', failure: 'pt_refused' });
+  });
+
+  test('the image directory, its keys and the initramfs (which carries the SSH host key) are private to this user', async () => {
+    if (env.skip) throw new Error(env.reason);
+    const mode = async (p: string) => (await stat(p)).mode & 0o777;
+    const modes = await Promise.all([env.image.dir, dirname(env.image.clientKey), env.image.initrd, env.image.clientKey].map(mode));
+    expect(modes).toEqual([0o700, 0o700, 0o600, 0o600]);
+  });
+
+  test('the guest RAM file and the console log are private (0600) while the VM runs', async () => {
+    const modes = await Promise.all([vm.paths.memPath, vm.consoleLog].map(async (p) => (await stat(p)).mode & 0o777));
+    expect(modes).toEqual([0o600, 0o600]);
+  });
+
+  test('the default console log lives in a private directory and goes with the VM, unless kept on request', async () => {
+    const quick = { waitForAgent: false, timeoutMs: 10_000 } as const;
+    const plain = await QemuVm.launch(config, quick);
+    const kept = await QemuVm.launch(config, { ...quick, keepConsoleLog: true });
+    const dirMode = (await stat(dirname(plain.consoleLog))).mode & 0o777;
+    const logMode = (await stat(plain.consoleLog)).mode & 0o777;
+    await plain.dispose();
+    await kept.dispose();
+    const keptThere = !(await missing(kept.consoleLog));
+    await rm(kept.consoleLog, { force: true });
+    expect([dirMode, logMode, await missing(plain.consoleLog), keptThere]).toEqual([0o700, 0o600, true, true]);
   });
 
   test('dispose quits QEMU and removes the RAM file and the socket directory', async () => {

@@ -38,6 +38,17 @@ describe('junit.xml', () => {
     const xml = junitXml([run({ verdict: 'skip', reason: 'why', expectations: [] })]);
     expect(xml).toContain('<skipped message="why"/>');
   });
+  test('every testsuite has tests, failures, errors, skipped and time; every testcase its time; the root sums them', () => {
+    const xml = junitXml([{ result: run({ verdict: 'fail', expectations: [ok, bad] }), ms: 1500 }, { result: run({ verdict: 'skip', reason: 'r', expectations: [] }), ms: 20 }]);
+    const suites = xml.match(/<testsuite [^>]*>/g) ?? [];
+    const cases = xml.match(/<testcase [^>]*>/g) ?? [];
+    expect([suites, cases.every((c) => / time="\d+\.\d{3}"/.test(c)), cases.length, xml.match(/<testsuites [^>]*>/)?.[0]]).toEqual([
+      ['<testsuite name="s@sim:skylake" tests="2" failures="1" errors="0" skipped="0" time="1.500">',
+        '<testsuite name="s@sim:skylake" tests="1" failures="0" errors="0" skipped="1" time="0.020">'],
+      true, 3,
+      '<testsuites name="ptlab" tests="3" failures="1" errors="0" skipped="1" time="1.520">',
+    ]);
+  });
 });
 
 describe('the summary table', () => {
@@ -75,6 +86,6 @@ describe('the sweep report', () => {
   test('junit.xml of a sweep: one testsuite per scenario and profile, one testcase per seed', () => {
     const xml = junitSweepXml(sweep);
     expect([(xml.match(/<testsuite /g) ?? []).length, (xml.match(/<testcase /g) ?? []).length, (xml.match(/<failure /g) ?? []).length,
-      (xml.match(/<skipped /g) ?? []).length, xml.includes('tests="3" failures="1" skipped="0"')]).toEqual([2, 6, 1, 3, true]);
+      (xml.match(/<skipped /g) ?? []).length, xml.includes('tests="3" failures="1" errors="0" skipped="0" time="0.000"')]).toEqual([2, 6, 1, 3, true]);
   });
 });

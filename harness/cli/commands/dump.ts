@@ -1,13 +1,18 @@
-// `ptlab dump FILE.pt [--json|--stats]`: decode a raw Intel PT stream.
-// Default: ptdump-like text; --json: packet JSON Lines (spec/packet-json.md);
-// --stats: counts per packet type, errors, bytes and throughput. The file is
-// read in chunks with the decoder's `final:false` carry-over, so a huge file is
-// never loaded whole; output is batched.
-import { open } from 'node:fs/promises';
+// `ptlab dump FILE.pt|- [--json|--stats] [--tolerate-errors]`: decode a raw Intel PT stream.
+// Default: ptdump-like text; --json: packet JSON Lines (docs/packet-json.md); --stats: counts per
+// packet type, errors, bytes and throughput. The input is read as a stream (a file, a FIFO,
+// /dev/stdin, or `-`), decoded chunk by chunk with the decoder's `final:false` carry-over, so
+// neither a huge file nor a pipe is ever held whole; output is batched and written blocking
+// (FdSink), so memory stays bounded whatever reads it.
+//
+// Exit 0 when the stream decoded without an error record, 1 when it had some (unless
+// --tolerate-errors), 2 for bad usage or an unreadable input.
 import { PacketDecoder } from '../../../driver/decode/decoder.js';
 import { packetJsonLine } from '../../../driver/decode/json.js';
 import { ERROR_NAMES, PacketKind, packetName, type PacketRecord } from '../../../driver/decode/record.js';
 import { TextFormatter } from '../../../driver/decode/text.js';
+import { commandArgs, parseCommandLine, UsageError } from '../args.js';
+import { inputName, readChunks } from '../read-stream.js';
 
 /** Where the command writes. */
 export interface DumpIo {
@@ -15,108 +20,106 @@ export interface DumpIo {
   err: (s: string) => void;
 }
 
-const USAGE = 'usage: ptlab dump FILE.pt [--json|--stats]\n';
+export const DUMP_USAGE = 'usage: ptlab dump FILE.pt|- [--json|--stats] [--tolerate-errors]\n' +
+  '  FILE.pt may be a FIFO or /dev/stdin; - reads standard input.\n' +
+  '  exit 0: decoded without errors; 1: the stream had decode errors (0 with --tolerate-errors);\n' +
+  '  2: bad usage or unreadable input\n';
 const CHUNK = 8 << 20;
 const FLUSH_CHARS = 1 << 20;
 
 type Mode = 'text' | 'json' | 'stats';
 
-function parseArgs(argv: string[]): { file: string; mode: Mode } | undefined {
-  let file: string | undefined;
-  let mode: Mode = 'text';
-  let modes = 0;
-  for (const a of argv) {
-    if (a === '--json') { mode = 'json'; modes++; } else if (a === '--stats') { mode = 'stats'; modes++; } else if (a.startsWith('-')) return undefined;
-    else if (file === undefined) file = a;
-    else return undefined;
-  }
-  return file === undefined || modes > 1 ? undefined : { file, mode };
+const OPTIONS = {
+  json: { type: 'boolean' },
+  stats: { type: 'boolean' },
+  'tolerate-errors': { type: 'boolean' },
+} as const;
+
+interface DumpArgs { readonly file: string; readonly mode: Mode; readonly tolerate: boolean }
+
+function dumpArgs(argv: string[]): DumpArgs | 'help' {
+  const { values, positionals, help } = parseCommandLine(argv, OPTIONS);
+  if (help) return 'help';
+  if (values.json && values.stats) throw new UsageError('--json and --stats exclude each other');
+  if (positionals.length !== 1) throw new UsageError(positionals.length ? `one input, got ${positionals.length}` : 'missing FILE.pt (or - for standard input)');
+  return { file: positionals[0]!, mode: values.json ? 'json' : values.stats ? 'stats' : 'text', tolerate: values['tolerate-errors'] === true };
 }
 
-/** Decodes `path` chunk by chunk, calling `each` for every record; returns the bytes read. */
-async function decodeFile(path: string, each: (rec: PacketRecord) => void): Promise<number> {
-  const fh = await open(path, 'r');
-  try {
-    const size = (await fh.stat()).size;
-    let pending = new Uint8Array(0);
-    let readPos = 0;
-    let dec: PacketDecoder | undefined;
-    for (;;) {
-      const want = Math.min(CHUNK, size - readPos);
-      const chunk = new Uint8Array(pending.length + want);
-      chunk.set(pending, 0);
-      let got = 0;
-      while (got < want) {
-        const { bytesRead } = await fh.read(chunk, pending.length + got, want - got, readPos + got);
-        if (bytesRead === 0) break;
-        got += bytesRead;
-      }
-      readPos += got;
-      const final = readPos >= size || got < want;
-      const buf = got < want ? chunk.subarray(0, pending.length + got) : chunk;
-      if (dec === undefined) dec = new PacketDecoder(buf, { final });
-      else dec.resume(buf, { final });
-      const rec = dec.record;
-      while (dec.next()) each(rec);
-      if (final) return readPos;
-      pending = buf.slice(dec.consumed);
-    }
-  } finally {
-    await fh.close();
+/** Decodes the stream `path` chunk by chunk, calling `each` for every record; returns the bytes read. */
+async function decodeStream(path: string, each: (rec: PacketRecord) => void): Promise<number> {
+  let dec: PacketDecoder | undefined;
+  let pending = new Uint8Array(0);
+  let bytes = 0;
+  const run = (buf: Uint8Array, final: boolean): void => {
+    if (dec === undefined) dec = new PacketDecoder(buf, { final });
+    else dec.resume(buf, { final });
+    const rec = dec.record;
+    while (dec.next()) each(rec);
+    pending = final ? new Uint8Array(0) : buf.slice(dec.consumed);
+  };
+  for await (const chunk of readChunks(path, CHUNK)) {
+    bytes += chunk.length;
+    if (pending.length === 0) { run(chunk, false); continue; }
+    const buf = new Uint8Array(pending.length + chunk.length);
+    buf.set(pending, 0);
+    buf.set(chunk, pending.length);
+    run(buf, false);
   }
+  run(pending, true);
+  return bytes;
 }
 
-/** Runs `ptlab dump`; returns the exit code (2 for bad usage or an unreadable file). */
+/** Runs `ptlab dump`; returns the exit code. */
 export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
-  const args = parseArgs(argv);
-  if (args === undefined) {
-    io.err(USAGE);
-    return 2;
-  }
+  const args = commandArgs('dump', DUMP_USAGE, io, () => dumpArgs(argv));
+  if (typeof args === 'number') return args;
+  const { file, mode, tolerate } = args;
   let batch: string[] = [];
   let chars = 0;
-  const emit = (line: string): void => {
-    batch.push(line);
-    chars += line.length + 1;
-    if (chars >= FLUSH_CHARS) flush();
-  };
   const flush = (): void => {
     if (batch.length > 0) io.out(batch.join('\n') + '\n');
     batch = [];
     chars = 0;
   };
+  const emit = (line: string): void => {
+    batch.push(line);
+    chars += line.length + 1;
+    if (chars >= FLUSH_CHARS) flush();
+  };
 
   const counts = new Array<number>(64).fill(0);
   const errors = new Map<string, number>();
+  let firstError: number | undefined;
+  const countError = (r: PacketRecord): void => {
+    const name = ERROR_NAMES[r.error] ?? 'error';
+    errors.set(name, (errors.get(name) ?? 0) + 1);
+    firstError ??= r.offset;
+  };
   const text = new TextFormatter();
-  const each = args.mode === 'json' ? (r: PacketRecord) => emit(packetJsonLine(r))
-    : args.mode === 'text' ? (r: PacketRecord) => emit(text.line(r))
-    : (r: PacketRecord) => {
-      if (r.kind === PacketKind.error) {
-        const name = ERROR_NAMES[r.error] ?? 'error';
-        errors.set(name, (errors.get(name) ?? 0) + 1);
-      } else counts[r.kind]!++;
-    };
+  const each = mode === 'json' ? (r: PacketRecord) => { if (r.kind === PacketKind.error) countError(r); emit(packetJsonLine(r)); }
+    : mode === 'text' ? (r: PacketRecord) => { if (r.kind === PacketKind.error) countError(r); emit(text.line(r)); }
+    : (r: PacketRecord) => { if (r.kind === PacketKind.error) countError(r); else counts[r.kind]!++; };
 
   const t0 = performance.now();
   let bytes: number;
   try {
-    bytes = await decodeFile(args.file, each);
+    bytes = await decodeStream(file, each);
   } catch (e) {
-    flush();
     const code = (e as NodeJS.ErrnoException).code;
-    io.err(`ptlab dump: cannot read ${args.file}: ${code ?? ''}${code ? ' ' : ''}${(e as Error).message}\n`);
+    if (code === undefined) throw e;
+    flush();
+    io.err(`ptlab dump: cannot read ${inputName(file)}: ${code} ${(e as Error).message}\n`);
     return 2;
   }
   const seconds = (performance.now() - t0) / 1000;
-  if (args.mode === 'stats') {
+  const errs = [...errors.values()].reduce((a, b) => a + b, 0);
+  if (mode === 'stats') {
     let packets = 0;
     for (let k = 1; k < counts.length; k++) {
       if (counts[k]! > 0) emit(`${packetName(k).padEnd(10)} ${counts[k]}`);
       packets += counts[k]!;
     }
     for (const [name, n] of errors) emit(`${`error ${name}`.padEnd(10)} ${n}`);
-    const errs = [...errors.values()].reduce((a, b) => a + b, 0);
     emit(`packets    ${packets}`);
     emit(`errors     ${errs}`);
     emit(`bytes      ${bytes}`);
@@ -125,5 +128,8 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
     emit(`Mpackets/s ${seconds > 0 ? ((packets + errs) / 1e6 / seconds).toFixed(2) : 'inf'}`);
   }
   flush();
-  return 0;
+  if (errs === 0 || tolerate) return 0;
+  const kinds = [...errors].map(([name, n]) => `${n} ${name}`).join(', ');
+  io.err(`ptlab dump: ${inputName(file)}: ${errs} decode error${errs === 1 ? '' : 's'} (${kinds}; the first at offset ${firstError}); --tolerate-errors exits 0\n`);
+  return 1;
 }

@@ -1,13 +1,14 @@
-// `ptlab flow TRACE.pt --image IMAGE.bin@0xBASE [--image …] [--json] [--losses losses.json]`:
-// reconstructs the executed path from a trace and the code image(s)
-// (driver/decode/flow). --json prints flow JSON Lines (spec/flow-json.md),
-// otherwise a readable listing; --losses turns the run directory's loss
-// ledger into gap records. Exit 0 after decoding (error records included),
-// 2 for bad usage or unreadable files.
-import { readFile } from 'node:fs/promises';
-import { FlowDecoder, type FlowLoss } from '../../../driver/decode/flow/flow-decoder.js';
+// `ptlab flow TRACE.pt|- --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]
+// [--max-insns N] [--tolerate-errors]`: reconstructs the executed path from a trace and the code
+// image(s) (driver/decode/flow). --json prints flow JSON Lines (docs/flow-json.md), otherwise a
+// readable listing; --losses turns the run directory's loss ledger into gap records. Exit 0 when
+// no error record was printed, 1 when some were (0 with --tolerate-errors), 2 for bad usage or
+// unreadable files.
+import { FlowDecoder, type FlowLoss, type FlowStats } from '../../../driver/decode/flow/flow-decoder.js';
 import { ImageSet, parseImageArg, type ImageSpec } from '../../../driver/decode/flow/image.js';
 import { flowJsonLine, flowTextLine, type GapReason } from '../../../driver/decode/flow/record.js';
+import { commandArgs, parseCommandLine, UsageError } from '../args.js';
+import { inputName, readChunks } from '../read-stream.js';
 
 /** Where the command writes. */
 export interface FlowIo {
@@ -15,39 +16,49 @@ export interface FlowIo {
   err: (s: string) => void;
 }
 
-const USAGE = 'usage: ptlab flow TRACE.pt --image IMAGE.bin@0xBASE [--image …] [--json] [--losses losses.json]\n';
+export const FLOW_USAGE = 'usage: ptlab flow TRACE.pt|- --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]\n' +
+  '         [--max-insns N] [--tolerate-errors]\n' +
+  '  BASE as ptxed reads it: 0x… is hex, digits alone are decimal. --max-insns (default 65536): the\n' +
+  '  instructions walked without using a packet before the segment is given up as a runaway.\n' +
+  '  exit 0: decoded without error records; 1: some (0 with --tolerate-errors); 2: bad usage or input\n';
 const FLUSH_CHARS = 1 << 20;
 const REASONS: readonly GapReason[] = ['stop', 'wrap', 'error', 'ovf'];
+/** The CLI's runaway bound: a trace that loops without packets stops after this many instructions. */
+export const DEFAULT_MAX_INSNS = 65536;
 
 interface FlowArgs {
   readonly trace: string;
   readonly images: readonly { readonly path: string; readonly base: bigint }[];
   readonly json: boolean;
   readonly losses?: string;
+  readonly maxInsns: number;
+  readonly tolerate: boolean;
 }
 
-function parseArgs(argv: string[]): FlowArgs | string {
-  let trace: string | undefined;
-  let losses: string | undefined;
-  let json = false;
-  const images: { path: string; base: bigint }[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--json') json = true;
-    else if (a === '--image' || a === '--losses') {
-      const v = argv[++i];
-      if (v === undefined) return `${a} needs a value`;
-      if (a === '--losses') { losses = v; continue; }
-      const im = parseImageArg(v);
-      if (im === null) return `bad --image '${v}' (want FILE@0xBASE)`;
-      images.push(im);
-    } else if (a.startsWith('-')) return `unknown option '${a}'`;
-    else if (trace === undefined) trace = a;
-    else return `unexpected argument '${a}'`;
-  }
-  if (trace === undefined) return 'missing TRACE.pt';
-  if (images.length === 0) return 'missing --image FILE@0xBASE';
-  return { trace, images, json, ...(losses === undefined ? {} : { losses }) };
+const OPTIONS = {
+  json: { type: 'boolean' },
+  image: { type: 'string', multiple: true },
+  losses: { type: 'string' },
+  'max-insns': { type: 'string' },
+  'tolerate-errors': { type: 'boolean' },
+} as const;
+
+function flowArgs(argv: string[]): FlowArgs | 'help' {
+  const { values, positionals, help } = parseCommandLine(argv, OPTIONS);
+  if (help) return 'help';
+  if (positionals.length !== 1) throw new UsageError(positionals.length ? `one trace, got ${positionals.length}` : 'missing TRACE.pt (or - for standard input)');
+  const images = (values.image ?? []).map((v) => {
+    const im = parseImageArg(v);
+    if (im === null) throw new UsageError(`bad --image '${v}' (want FILE@BASE: 0x… hex or decimal digits, below 2^64)`);
+    return im;
+  });
+  if (images.length === 0) throw new UsageError('missing --image FILE@BASE');
+  const maxText = values['max-insns'] ?? String(DEFAULT_MAX_INSNS);
+  if (!/^[1-9][0-9]{0,9}$/.test(maxText)) throw new UsageError(`--max-insns takes a positive whole number, got '${maxText}'`);
+  return {
+    trace: positionals[0]!, images, json: values.json === true, maxInsns: Number(maxText), tolerate: values['tolerate-errors'] === true,
+    ...(values.losses === undefined ? {} : { losses: values.losses }),
+  };
 }
 
 /** The `lost` entries of a losses.json text, or an error message. */
@@ -73,20 +84,19 @@ export function parseLosses(text: string): FlowLoss[] | string {
 
 async function readBytes(path: string, io: FlowIo): Promise<Uint8Array | undefined> {
   try {
-    return new Uint8Array(await readFile(path));
+    const parts: Uint8Array[] = [];
+    for await (const c of readChunks(path, 1 << 20)) parts.push(c);
+    return parts.length === 1 ? parts[0] : new Uint8Array(Buffer.concat(parts));
   } catch (e) {
-    io.err(`ptlab flow: cannot read ${path}: ${(e as Error).message}\n`);
+    io.err(`ptlab flow: cannot read ${inputName(path)}: ${(e as Error).message}\n`);
     return undefined;
   }
 }
 
 /** `ptlab flow`. */
 export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
-  const args = parseArgs(argv);
-  if (typeof args === 'string') {
-    io.err(`ptlab flow: ${args}\n${USAGE}`);
-    return 2;
-  }
+  const args = commandArgs('flow', FLOW_USAGE, io, () => flowArgs(argv));
+  if (typeof args === 'number') return args;
   const trace = await readBytes(args.trace, io);
   if (trace === undefined) return 2;
   const specs: ImageSpec[] = [];
@@ -110,8 +120,11 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
   const format = args.json ? flowJsonLine : flowTextLine;
   let batch: string[] = [];
   let chars = 0;
+  const errors = new Map<string, number>();
+  let stats: FlowStats;
   try {
-    new FlowDecoder(images, { ledger }).decode(trace, (r) => {
+    stats = new FlowDecoder(images, { ledger, maxSteps: args.maxInsns }).decode(trace, (r) => {
+      if (r.kind === 'error') errors.set(r.error, (errors.get(r.error) ?? 0) + 1);
       const line = format(r);
       batch.push(line);
       chars += line.length + 1;
@@ -125,5 +138,12 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
     images.dispose();
   }
   if (batch.length > 0) io.out(batch.join('\n') + '\n');
-  return 0;
+  if (stats.instructions === 0 && (errors.get('nomap') ?? 0) > 0) {
+    const bases = args.images.map((im) => `${im.path}@0x${im.base.toString(16)}`).join(', ');
+    io.err(`ptlab flow: no instruction of the trace lies in the image(s) (${bases}): is the base right? (0x… is hex, digits alone are decimal)\n`);
+  }
+  if (stats.errors === 0 || args.tolerate) return 0;
+  const kinds = [...errors].map(([name, n]) => `${n} ${name}`).join(', ');
+  io.err(`ptlab flow: ${inputName(args.trace)}: ${stats.errors} error record${stats.errors === 1 ? '' : 's'} (${kinds}); --tolerate-errors exits 0\n`);
+  return 1;
 }

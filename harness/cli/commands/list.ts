@@ -20,6 +20,7 @@ export function simApplicability(s: Scenario, seed = 1): Record<string, string> 
 
 /** `ptlab list`. */
 export async function listCommand(argv: string[], io: CliIo): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) { io.out(USAGE); return 0; }
   const bad = argv.find((a) => a !== '--json');
   if (bad !== undefined) {
     io.err(`ptlab list: unexpected argument '${bad}'\n${USAGE}`);

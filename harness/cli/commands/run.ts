@@ -39,11 +39,13 @@ import { findScenario, SCENARIOS } from '../../scenarios/index.js';
 import type { Scenario, TargetKind } from '../../scenarios/scenario.js';
 import type { ResultJson } from '../../report/result.js';
 import { progressLine, summaryTable, sweepTable } from '../../report/summary.js';
+import { OutputClosedError } from '../fd-sink.js';
 import type { CliIo } from '../main.js';
 
 const USAGE = [
   'usage: ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE|all] [--seed N | --seeds A-B] [--out DIR]',
-  '         [--keep all|failed] [--fail-fast] [--knob NAME]… [--driver-fault NAME]…',
+  '         [--keep all|failed] [--fail-fast] [--force] [--knob NAME]… [--driver-fault NAME]…',
+  '         --out must be new or empty; --force replaces an earlier run\'s directories there (never other files)',
   '         qemu: [--pt hardware|model] [--accel auto|tcg|kvm]',
   '         ssh:  --host H [--port P] [--user U] [--key FILE] [--known-host FILE]',
 ].join('\n');
@@ -68,7 +70,7 @@ export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
   const driverFaults: DriverFault[] = [];
   const given = new Map<string, string>();
   let all = false, target = 'sim', cpu: string | undefined, seed: number | undefined, out: string | undefined;
-  let seeds: { from: number; to: number } | undefined, keep: KeepRuns | undefined, failFast = false;
+  let seeds: { from: number; to: number } | undefined, keep: KeepRuns | undefined, failFast = false, force = false;
   const value = (i: number, opt: string): string => {
     const v = argv[i];
     if (v === undefined || v.startsWith('--')) throw new PtError('bad_config', `${opt} needs a value`);
@@ -99,6 +101,7 @@ export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
         break;
       }
       case '--fail-fast': failFast = true; break;
+      case '--force': force = true; break;
       default:
         if ([...QEMU_OPTS, ...SSH_OPTS].includes(a)) { given.set(a, value(++i, a)); break; }
         if (a.startsWith('-')) throw new PtError('bad_config', `unknown option '${a}'`);
@@ -129,7 +132,7 @@ export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
   }
   return {
     scenarios, target: kind, profiles, seed: seeds?.from ?? seed ?? 1, ...(seeds ? { lastSeed: seeds.to } : {}),
-    out: out ?? defaultOut(now), knobs, ...(keep ? { keep } : {}), ...(failFast ? { failFast } : {}), ...(driverFaults.length ? { driverFaults } : {}), ...(reach ? { reach } : {}) };
+    out: out ?? defaultOut(now), knobs, ...(keep ? { keep } : {}), ...(failFast ? { failFast } : {}), ...(force ? { force } : {}), ...(driverFaults.length ? { driverFaults } : {}), ...(reach ? { reach } : {}) };
 }
 
 /** Progress of a sweep: every failed run as it happens, and one line as each seed is done. */
@@ -177,7 +180,11 @@ function reachOf(kind: TargetKind, given: ReadonlyMap<string, string>): TargetRe
 }
 
 /** `ptlab run`. */
-export async function runCommand(argv: string[], io: CliIo): Promise<number> {
+export async function runCommand(argv: string[], cli: CliIo): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) { cli.out(USAGE); return 0; }
+  // A reader of stdout that goes away (`ptlab run --all | head`) does not stop the suite: its run
+  // directories, junit.xml and exit status still say what happened.
+  const io: CliIo = { err: (s) => cli.err(s), out: (s) => { try { cli.out(s); } catch (e) { if (!(e instanceof OutputClosedError)) throw e; } } };
   let plan: SuitePlan;
   try {
     plan = parseRunArgs(argv);

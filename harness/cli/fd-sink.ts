@@ -1,0 +1,51 @@
+// Standard output as a blocking file descriptor: the `ptlab` command writes with writeSync on fd 1
+// and never opens process.stdout, so
+//   - a slow reader slows the writer down (the kernel blocks the write): memory stays bounded
+//     however much a command prints, to a file, a pipe or a terminal;
+//   - a reader that goes away (`ptlab dump big.pt | head -1`) ends the command quietly: EPIPE
+//     closes the sink, and the next write throws OutputClosedError, which the command line treats
+//     as a normal end (nothing more is wanted);
+//   - a descriptor left non-blocking by whoever started us (EAGAIN) is waited on, not spun on.
+import { writeSync } from 'node:fs';
+
+/** Thrown by a write after the reader went away: not a failure, the output is simply not wanted. */
+export class OutputClosedError extends Error {
+  readonly code = 'output_closed';
+  constructor(readonly fd: number) {
+    super(`fd ${fd}: the reader closed the pipe`);
+    this.name = 'OutputClosedError';
+  }
+}
+
+/** How long to wait before retrying a write that would have blocked on a non-blocking descriptor. */
+const EAGAIN_WAIT_MS = 1;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+export class FdSink {
+  #closed = false;
+
+  constructor(readonly fd: number) {}
+
+  /** True once the reader went away. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Writes all of `s`; throws OutputClosedError once the reader is gone. */
+  write(s: string): void {
+    if (this.#closed) throw new OutputClosedError(this.fd);
+    let buf = Buffer.from(s, 'utf8');
+    while (buf.length > 0) {
+      let n: number;
+      try {
+        n = writeSync(this.fd, buf);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'EAGAIN') { Atomics.wait(sleeper, 0, 0, EAGAIN_WAIT_MS); continue; }
+        if (code === 'EPIPE') { this.#closed = true; throw new OutputClosedError(this.fd); }
+        throw e;
+      }
+      buf = buf.subarray(n);
+    }
+  }
+}

@@ -1,0 +1,64 @@
+// `--out` never costs a user a file (issue 10): a non-empty directory is refused unless --force,
+// --force replaces only what an earlier ptlab run wrote, and kernel file systems are refused up
+// front instead of failing (or spinning) mid-run.
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { main } from '../../harness/cli/main.js';
+import { tmpRoot } from '../scenarios/tmp.js';
+
+const root = await tmpRoot('ptlab-out-');
+
+async function ptlab(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [], err: string[] = [];
+  const code = await main(argv, { out: (s) => out.push(s), err: (s) => err.push(s) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+const RUN = ['run', 'topa-grow', '--cpu', 'skylake'];
+
+describe('ptlab run --out', () => {
+  test('a directory holding anything is refused (exit 2) and left exactly as it was', async () => {
+    const out = join(root, 'busy');
+    await mkdir(out);
+    await writeFile(join(out, 'thesis.tex'), 'mine');
+    const r = await ptlab(...RUN, '--out', out);
+    expect([r.code, r.err.split('\n')[0], await readdir(out)]).toEqual([
+      2, `ptlab run: --out ${out} is not empty (1 entry); give a new or empty directory, or --force to replace the run directories of an earlier run there (ptlab never deletes a file it did not write)`,
+      ['thesis.tex'],
+    ]);
+  });
+
+  test('--force over an earlier run: its run directory is replaced (an older per-run junit.xml too), a file ptlab did not write in it is kept', async () => {
+    const out = join(root, 'again');
+    expect((await ptlab(...RUN, '--out', out)).code).toBe(0);
+    const dir = join(out, 'topa-grow', 'skylake');
+    await writeFile(join(dir, 'notes.txt'), 'what I saw');
+    await writeFile(join(dir, 'junit.xml'), '<testsuites/>'); // what earlier ptlab versions wrote into each run directory
+    const before = await readFile(join(dir, 'result.json'), 'utf8');
+    const refused = await ptlab(...RUN, '--out', out);
+    const forced = await ptlab(...RUN, '--seed', '9', '--out', out, '--force');
+    const after = JSON.parse(await readFile(join(dir, 'result.json'), 'utf8')) as { seed: number };
+    expect([refused.code, forced.code, await readFile(join(dir, 'notes.txt'), 'utf8'), after.seed, (JSON.parse(before) as { seed: number }).seed,
+      (await readdir(dir)).sort(), (await readdir(out)).sort()]).toEqual([
+      2, 0, 'what I saw', 9, 1,
+      ['image.bin', 'image.json', 'losses.json', 'notes.txt', 'result.json', 'trace.pt', 'transcript.jsonl', 'truth.jsonl'],
+      ['junit.xml', 'topa-grow'],
+    ]);
+  });
+
+  test('--force over a run directory without foreign files replaces it whole (no stale file of the older run stays)', async () => {
+    const out = join(root, 'stale');
+    expect((await ptlab(...RUN, '--out', out)).code).toBe(0);
+    const dir = join(out, 'topa-grow', 'skylake');
+    await writeFile(join(dir, 'truth.jsonl'), 'old');
+    expect((await ptlab(...RUN, '--out', out, '--force')).code).toBe(0);
+    expect((await readFile(join(dir, 'truth.jsonl'), 'utf8')) === 'old').toBe(false);
+  });
+
+  test.for(['/proc/self/ptlab-runs', '/sys/kernel/ptlab-runs', '/dev/shm/../ptlab-runs'])('--out %s is refused up front as a kernel file system (exit 2), nothing created', async (out) => {
+    const r = await ptlab(...RUN, '--out', out);
+    expect([r.code, /is under \/(proc|sys|dev), a kernel file system/.test(r.err), existsSync(out)]).toEqual([2, true, false]);
+  });
+});
