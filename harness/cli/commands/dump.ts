@@ -1,5 +1,5 @@
 // `ptlab dump FILE.pt|- [--json|--stats] [--tolerate-errors]`: decode a raw Intel PT stream.
-// Default: ptdump-like text; --json: packet JSON Lines (docs/packet-json.md); --stats: counts per
+// Default: ptdump-like text; --json: packet JSON Lines (driver/decode/json.ts); --stats: counts per
 // packet type, errors, bytes and throughput. The input is read as a stream (a file, a FIFO,
 // /dev/stdin, or `-`), decoded chunk by chunk with the decoder's `final:false` carry-over, so
 // neither a huge file nor a pipe is ever held whole; output is batched and written blocking

@@ -1,6 +1,6 @@
 // `ptlab flow TRACE.pt|- --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]
 // [--max-insns N] [--tolerate-errors]`: reconstructs the executed path from a trace and the code
-// image(s) (driver/decode/flow). --json prints flow JSON Lines (docs/flow-json.md), otherwise a
+// image(s) (driver/decode/flow). --json prints flow JSON Lines (driver/decode/flow/record.ts), otherwise a
 // readable listing; --losses turns the run directory's loss ledger into gap records. Exit 0 when
 // no error record was printed, 1 when some were (0 with --tolerate-errors), 2 for bad usage or
 // unreadable files.
