@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { dumpCommand } from '../../harness/cli/commands/dump.js';
+import { OutputClosedError } from '../../harness/cli/fd-sink.js';
 import { hex, PSB } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ptlab-dump-'));
@@ -96,6 +97,17 @@ describe('ptlab dump', () => {
     expect([both.code, both.err.split('\n')[0]]).toEqual([2, 'ptlab dump: --json and --stats exclude each other']);
     expect([unknown.code, unknown.err.split('\n')[0]]).toEqual([2, "ptlab dump: Unknown option '--bogus'"]);
     expect([none.code, none.err.split('\n')[0]]).toEqual([2, 'ptlab dump: missing FILE.pt (or - for standard input)']);
+  });
+
+  test('a reader that goes away mid-stream ends the command with OutputClosedError, not as an unreadable input', async () => {
+    const big = new Uint8Array(16 + (1 << 20)).fill(0x06);
+    big.set(PSB, 0);
+    const p = join(dir, 'closed.pt');
+    writeFileSync(p, big);
+    let err = '';
+    const closed = dumpCommand([p, '--json'], { out: () => { throw new OutputClosedError(1); }, err: (s) => { err += s; } });
+    await expect(closed).rejects.toBeInstanceOf(OutputClosedError);
+    expect(err).toBe('');
   });
 
   test('a missing file is exit code 2 with a message', async () => {

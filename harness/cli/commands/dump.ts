@@ -12,6 +12,7 @@ import { packetJsonLine } from '../../../driver/decode/json.js';
 import { ERROR_NAMES, PacketKind, packetName, type PacketRecord } from '../../../driver/decode/record.js';
 import { TextFormatter } from '../../../driver/decode/text.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
+import { OutputClosedError } from '../fd-sink.js';
 import { inputName, readChunks } from '../read-stream.js';
 
 /** Where the command writes. */
@@ -106,7 +107,8 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
     bytes = await decodeStream(file, each);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === undefined) throw e;
+    // Only the input's errors are ours to report; a closed output ends the command (ptlab.ts).
+    if (code === undefined || e instanceof OutputClosedError) throw e;
     flush();
     io.err(`ptlab dump: cannot read ${inputName(file)}: ${code} ${(e as Error).message}\n`);
     return 2;
