@@ -20,6 +20,8 @@ export interface TimedResult {
 }
 
 const a = (s: string): string => xmlEscape(s);
+/** A run given without its time counts 0 s. */
+const timedOf = (x: TimedResult | ResultJson): TimedResult => ('result' in x ? x : { result: x, ms: 0 });
 const secs = (ms: number): string => (ms / 1000).toFixed(3);
 
 interface Counts { tests: number; failures: number; errors: number; skipped: number; ms: number }
@@ -54,7 +56,7 @@ function runSuite({ result: r, ms }: TimedResult): { xml: string; counts: Counts
 
 /** A complete junit.xml document for one or more runs (a run without a time counts 0 s). */
 export function junitXml(runs: readonly (TimedResult | ResultJson)[]): string {
-  return documentXml('ptlab', runs.map((x) => runSuite('result' in x ? x : { result: x, ms: 0 })));
+  return documentXml('ptlab', runs.map((x) => runSuite(timedOf(x))));
 }
 
 /**
@@ -64,7 +66,7 @@ export function junitXml(runs: readonly (TimedResult | ResultJson)[]): string {
 export function junitSweepXml(runs: readonly (TimedResult | ResultJson)[]): string {
   const groups = new Map<string, TimedResult[]>();
   for (const x of runs) {
-    const t = 'result' in x ? x : { result: x, ms: 0 };
+    const t = timedOf(x);
     const key = `${t.result.scenario}@${t.result.target}:${t.result.profile}`;
     const g = groups.get(key);
     if (g) g.push(t); else groups.set(key, [t]);

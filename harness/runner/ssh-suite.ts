@@ -15,8 +15,6 @@ import type { SshReach } from './targets.js';
 
 /** Bound of connect + helper start. */
 const CONNECT_TIMEOUT_MS = 30_000;
-export { pinnedHostKey } from '../ssh/known-hosts.js';
-
 /** Connects to the lab machine as `reach` says; TargetUnavailableError when it cannot, or its CPU lacks PT. */
 export async function openSshSuite(reach: SshReach, signal?: AbortSignal): Promise<SuiteTarget> {
   const keyFile = reach.key ?? join(homedir(), '.ssh', 'id_ed25519');

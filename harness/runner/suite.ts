@@ -7,7 +7,7 @@
 import { access, constants, mkdir, readdir, realpath, rmdir, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { PtError } from '../../driver/errors.js';
-import { junitSweepXml, junitXml } from '../report/junit.js';
+import { junitSweepXml, junitXml, type TimedResult } from '../report/junit.js';
 import type { ResultJson } from '../report/result.js';
 import type { DriverFault } from '../../driver/faults.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
@@ -138,11 +138,10 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
   const sweep = plan.lastSeed !== undefined;
   const keep = plan.keep ?? (sweep ? 'failed' : 'all');
   const jobs = seedsOf(plan).flatMap((seed) => plan.scenarios.flatMap((s) => profiles.map((p) => ({ seed, s, p }))));
-  const results: ResultJson[] = [];
-  const times: number[] = [];
+  const timed: TimedResult[] = [];
   try {
     for (const [i, { seed, s, p }] of jobs.entries()) {
-      if (opts.signal?.aborted) throw new PtError('aborted', `interrupted after ${results.length} of ${jobs.length} runs`, { cause: opts.signal.reason });
+      if (opts.signal?.aborted) throw new PtError('aborted', `interrupted after ${timed.length} of ${jobs.length} runs`, { cause: opts.signal.reason });
       const t0 = performance.now();
       const name = typeof p === 'string' ? p : p.name;
       const spec = { scenario: s, target: plan.target, profile: p, seed, knobs: plan.knobs ?? [], driverFaults: plan.driverFaults ?? [] };
@@ -151,15 +150,13 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
       // A run that kept no directory leaves no empty seed-<S>/<scenario>/ behind either.
       if (keep === 'failed' && r.verdict !== 'fail') await removeEmptyDirs(dirname(dir), sweep ? join(plan.out, `seed-${seed}`) : dirname(dir));
       // A sweep holds thousands of results: a run that did not fail keeps only its verdict.
-      results.push(sweep && r.verdict !== 'fail' ? { ...r, expectations: [], figures: {} } : r);
       const ms = Math.round(performance.now() - t0);
-      times.push(ms);
+      timed.push({ result: sweep && r.verdict !== 'fail' ? { ...r, expectations: [], figures: {} } : r, ms });
       progress(r, i + 1, jobs.length, ms);
       if (plan.failFast && r.verdict === 'fail') break;
     }
   } finally {
-    const timed = results.map((result, i) => ({ result, ms: times[i] ?? 0 }));
     await writeFile(join(plan.out, 'junit.xml'), sweep ? junitSweepXml(timed) : junitXml(timed));
   }
-  return results;
+  return timed.map((t) => t.result);
 }

@@ -1,9 +1,9 @@
 // `ptlab run` target options (harness/cli/commands/run.ts): --target qemu with --pt/--accel,
 // --target ssh with --host/--port/--user/--key/--known-host, what is refused before anything
-// runs, and how the ssh target finds its pinned host key (harness/runner/ssh-suite.ts).
+// runs, and how the ssh target finds its pinned host key (harness/ssh/known-hosts.ts).
 import { describe, expect, test } from 'vitest';
 import { parseRunArgs } from '../../harness/cli/commands/run.js';
-import { pinnedHostKey } from '../../harness/runner/ssh-suite.js';
+import { pinnedHostKey } from '../../harness/ssh/known-hosts.js';
 
 const KEY = 'AAAAC3NzaC1lZDI1NTE5AAAAIHq0c2V0ZXN0a2V5Zm9ycHRsYWJ0ZXN0c29ubHkx';
 

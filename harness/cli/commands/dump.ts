@@ -13,6 +13,7 @@ import { ERROR_NAMES, PacketKind, packetName, type PacketRecord } from '../../..
 import { TextFormatter } from '../../../driver/decode/text.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
 import { OutputClosedError } from '../fd-sink.js';
+import { LineBatch } from '../line-batch.js';
 import { inputName, readChunks } from '../read-stream.js';
 
 /** Where the command writes. */
@@ -26,7 +27,6 @@ export const DUMP_USAGE = 'usage: ptlab dump FILE.pt|- [--json|--stats] [--toler
   '  exit 0: decoded without errors; 1: the stream had decode errors (0 with --tolerate-errors);\n' +
   '  2: bad usage or unreadable input\n';
 const CHUNK = 8 << 20;
-const FLUSH_CHARS = 1 << 20;
 
 type Mode = 'text' | 'json' | 'stats';
 
@@ -75,18 +75,9 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
   const args = commandArgs('dump', DUMP_USAGE, io, () => dumpArgs(argv));
   if (typeof args === 'number') return args;
   const { file, mode, tolerate } = args;
-  let batch: string[] = [];
-  let chars = 0;
-  const flush = (): void => {
-    if (batch.length > 0) io.out(batch.join('\n') + '\n');
-    batch = [];
-    chars = 0;
-  };
-  const emit = (line: string): void => {
-    batch.push(line);
-    chars += line.length + 1;
-    if (chars >= FLUSH_CHARS) flush();
-  };
+  const batch = new LineBatch((s) => io.out(s));
+  const emit = (line: string): void => batch.push(line);
+  const flush = (): void => batch.flush();
 
   const counts = new Array<number>(64).fill(0);
   const errors = new Map<string, number>();

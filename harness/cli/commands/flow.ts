@@ -8,6 +8,7 @@ import { FlowDecoder, type FlowLoss, type FlowStats } from '../../../driver/deco
 import { ImageSet, parseImageArg, type ImageSpec } from '../../../driver/decode/flow/image.js';
 import { flowJsonLine, flowTextLine, type GapReason } from '../../../driver/decode/flow/record.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
+import { LineBatch } from '../line-batch.js';
 import { inputName, readChunks } from '../read-stream.js';
 
 /** Where the command writes. */
@@ -21,7 +22,6 @@ export const FLOW_USAGE = 'usage: ptlab flow TRACE.pt|- --image IMAGE.bin@BASE [
   '  BASE as ptxed reads it: 0x… is hex, digits alone are decimal. --max-insns (default 65536): the\n' +
   '  instructions walked without using a packet before the segment is given up as a runaway.\n' +
   '  exit 0: decoded without error records; 1: some (0 with --tolerate-errors); 2: bad usage or input\n';
-const FLUSH_CHARS = 1 << 20;
 const REASONS: readonly GapReason[] = ['stop', 'wrap', 'error', 'ovf'];
 /** The CLI's runaway bound: a trace that loops without packets stops after this many instructions. */
 export const DEFAULT_MAX_INSNS = 65536;
@@ -86,7 +86,7 @@ async function readBytes(path: string, io: FlowIo): Promise<Uint8Array | undefin
   try {
     const parts: Uint8Array[] = [];
     for await (const c of readChunks(path, 1 << 20)) parts.push(c);
-    return parts.length === 1 ? parts[0] : new Uint8Array(Buffer.concat(parts));
+    return parts.length === 1 ? parts[0] : Buffer.concat(parts);
   } catch (e) {
     io.err(`ptlab flow: cannot read ${inputName(path)}: ${(e as Error).message}\n`);
     return undefined;
@@ -118,26 +118,18 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
   }
   const images = new ImageSet(specs);
   const format = args.json ? flowJsonLine : flowTextLine;
-  let batch: string[] = [];
-  let chars = 0;
+  const batch = new LineBatch((s) => io.out(s));
   const errors = new Map<string, number>();
   let stats: FlowStats;
   try {
     stats = new FlowDecoder(images, { ledger, maxSteps: args.maxInsns }).decode(trace, (r) => {
       if (r.kind === 'error') errors.set(r.error, (errors.get(r.error) ?? 0) + 1);
-      const line = format(r);
-      batch.push(line);
-      chars += line.length + 1;
-      if (chars >= FLUSH_CHARS) {
-        io.out(batch.join('\n') + '\n');
-        batch = [];
-        chars = 0;
-      }
+      batch.push(format(r));
     });
   } finally {
     images.dispose();
   }
-  if (batch.length > 0) io.out(batch.join('\n') + '\n');
+  batch.flush();
   if (stats.instructions === 0 && (errors.get('nomap') ?? 0) > 0) {
     const bases = args.images.map((im) => `${im.path}@0x${im.base.toString(16)}`).join(', ');
     io.err(`ptlab flow: no instruction of the trace lies in the image(s) (${bases}): is the base right? (0x… is hex, digits alone are decimal)\n`);
