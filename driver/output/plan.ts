@@ -42,6 +42,12 @@ export interface OutputPlan {
   /** What the pointers `hw` mean (for the Stopped fix). */
   pointerInfo(hw: HwPointers): PointerInfo;
   /**
+   * After the refill of a ToPA stop, when the driver moves the CPU's pointer to `nextEntry`: the next
+   * byte goes to the placement after the full STOP region. Without this, a ring whose CPU comes back
+   * to the same entry would match the old visit (absent: the plan has no STOP entries).
+   */
+  pastStop?(): void;
+  /**
    * True when the CPU, now at `hw`, has filled an INT region not yet accounted for: a ToPA PMI of
    * this plan is due (how the driver tells whose PMI it is when several contexts share a CPU).
    */

@@ -181,17 +181,20 @@ export class PmiHandler {
   }
 
   /**
-   * Steps 5–6: after a ToPA STOP, Stopped cleared with MASK_PTRS moved past the full STOP region
-   * (§4.4, §7.2; a TraceStop's Stopped and an Error stay, and tracing stays off then), and
-   * PendTopaPMI cleared (§7.4 rule 2: it can be 1 only under PMI preservation). STATUS is written
-   * back only when this changed it.
+   * Steps 5–6, after the refill: after a ToPA STOP, Stopped cleared with MASK_PTRS moved past the
+   * full STOP region (§4.4, §7.2; a TraceStop's Stopped and an Error stay, and tracing stays off
+   * then), and PendTopaPMI cleared (§7.4 rule 2: it can be 1 only under PMI preservation). STATUS
+   * is written back only when this changed it.
    */
   private fixes(status: bigint, topaStop: boolean, info: PointerInfo, update: PointerUpdate | undefined): { status: bigint; maskPtrs: bigint | undefined } {
     const st = STATUS.decode(status);
     const fixed = { ...st, Stopped: st.Stopped && !topaStop, PendTopaPMI: false };
     // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
     if (this.faults.has('skip-pend-clear')) fixed.PendTopaPMI = st.PendTopaPMI;
-    return { status: STATUS.encode(fixed), maskPtrs: update?.maskPtrs ?? (topaStop ? info.nextEntry : undefined) };
+    if (update?.maskPtrs !== undefined) return { status: STATUS.encode(fixed), maskPtrs: update.maskPtrs };
+    // Past the full STOP region, in the MSR and in the plan's bookkeeping alike.
+    if (topaStop) this.plan.pastStop?.();
+    return { status: STATUS.encode(fixed), maskPtrs: topaStop ? info.nextEntry : undefined };
   }
 
   /**

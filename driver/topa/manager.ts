@@ -145,6 +145,10 @@ export class TopaManager implements OutputPlan {
     return { atFullStopEntry: true, nextEntry: encodeTopaPointers({ entryIndex: idx + 1, outputOffset: 0 }) };
   }
 
+  pastStop(): void {
+    this.cursor = { p: this.cursor.p + 1, off: 0 };
+  }
+
   async release(): Promise<void> {
     for (const r of this.owned.splice(0)) await this.io.free(r);
   }

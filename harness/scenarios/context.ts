@@ -38,6 +38,24 @@ export interface TraceOpts {
 }
 
 /** How the flow of the exported files must match truth.jsonl. */
+/** Target calls and MSR batches (round trips with an rdmsr or wrmsr) of a part of a run. */
+export interface TargetCalls {
+  readonly roundTrips: number;
+  readonly batches: number;
+}
+
+/** What ScenarioContext.expectPmiRecords checks beyond the records themselves. */
+export interface PmiRecordChecks {
+  /** Where the run's transcript starts (its refill notes are compared with the records). */
+  readonly notesFrom?: number;
+  /** The calls each handled PMI made, by record index, as the transcript saw them. */
+  readonly calls?: readonly ({ readonly record: number } & TargetCalls)[];
+  /** Upper bounds of a record's cost (see expectRecordCosts). */
+  readonly most?: { readonly stop: TargetCalls; readonly handler?: TargetCalls };
+  /** Prefix of each expectation ("context A"). */
+  readonly label?: string;
+}
+
 export type FlowMatch =
   | 'equal'
   /** A lossy run: the flow before its first gap is a prefix of truth. */
@@ -181,6 +199,7 @@ export class ScenarioContext {
     const storm = new PmiStormGuard();
     /** The target calls each PMI handed to the session made, as the transcript saw them. */
     const calls: { record: number; roundTrips: number; batches: number }[] = [];
+    let stopCalls: TargetCalls | undefined;
     const s = await TraceSession.open(this.target, req, this.sessionOptions(meter ? { meter, ...(o.sliceBranches ? { sliceBranches: o.sliceBranches } : {}) } : {}));
     this.probed = s.probed;
     try {
@@ -201,19 +220,21 @@ export class ScenarioContext {
       }
       // What this run wrote and dropped: a scenario may trace more than once on one model CPU.
       const figures = (): TargetFigures => (sim ? { written: sim.written(0) - written0, dropped: sim.dropped(0) - dropped0 } : {});
+      const rtStop = this.target.roundTrips, lineStop = this.target.lines.length;
       this.result = await s.stop(figures);
+      stopCalls = { roundTrips: this.target.roundTrips - rtStop, batches: this.batchesSince(lineStop) };
     } finally {
       await s.release();
     }
     this.traceFigures(this.result);
     this.expectHandlerOrder(from);
     this.expectTraceOffWindows(this.result, Math.ceil((performance.now() - t0) * 1000));
-    this.expectPmiRecords(this.result, req, { notesFrom: from, calls });
+    this.expectPmiRecords(this.result, req, { notesFrom: from, calls, ...(stopCalls ? { most: { stop: stopCalls } } : {}) });
     return this.result;
   }
 
   /** MSR batches (round trips with an rdmsr or wrmsr line) among the transcript lines from `line0` on. */
-  private batchesSince(line0: number): number {
+  batchesSince(line0: number): number {
     const t = this.target;
     const trips = new Set<number>();
     for (let i = line0; i < t.lines.length; i++) if (t.lines[i]!.op === 'rdmsr' || t.lines[i]!.op === 'wrmsr') trips.add(t.roundTripOf[i]!);
@@ -228,9 +249,11 @@ export class ScenarioContext {
    * starts; several contexts share one transcript, so they leave it out); and a record's target
    * calls and MSR batches are the ones the transcript shows for its handler (`calls`).
    */
-  expectPmiRecords(r: TraceResult, req: TraceRequest, o: { readonly notesFrom?: number; readonly calls?: readonly { record: number; roundTrips: number; batches: number }[]; readonly label?: string } = {}): void {
-    if (r.pmis.length === 0) return;
+  expectPmiRecords(r: TraceResult, req: TraceRequest, o: PmiRecordChecks = {}): void {
     const label = o.label ? `${o.label}: ` : '';
+    const order = r.ledger.lost.findIndex((l, i) => i > 0 && l.at < r.ledger.lost[i - 1]!.at);
+    this.expect(`${label}the loss ledger lists its losses in stream order`, order < 0, order < 0 ? `${r.ledger.lost.length} losses` : `loss ${order} at ${r.ledger.lost[order]!.at} after one at ${r.ledger.lost[order - 1]!.at}`);
+    if (r.pmis.length === 0) return;
     const calls = o.calls ?? [];
     // A handler's claim must be a loss at its offset; the losses left over can only be the final
     // stop's own (one "stop" when it found Stopped, one "error" when it found Error).
@@ -254,10 +277,27 @@ export class ScenarioContext {
     this.expect(`${label}every refill names a branch its policy takes (${allowed.join(', ')})${notes ? ', noted in the transcript' : ''}`,
       branches.every((b) => allowed.includes(b)) && (notes === undefined || JSON.stringify(notes) === JSON.stringify(branches)),
       `records ${[...new Set(branches)].join(',') || '-'} (${branches.length})${notes ? `; notes ${notes.length}` : ''}`);
+    if (o.most) this.expectRecordCosts(r, o.most, label);
     if (o.calls === undefined) return;
     const off = calls.filter((c) => r.pmis[c.record]!.roundTrips !== c.roundTrips || r.pmis[c.record]!.batches !== c.batches);
     this.expect(`${label}each PMI record counts the target calls and MSR batches its handler made`, off.length === 0,
       off.length ? off.slice(0, 3).map((c) => `PMI ${c.record}: recorded ${r.pmis[c.record]!.roundTrips}/${r.pmis[c.record]!.batches}, transcript ${c.roundTrips}/${c.batches}`).join('; ') : `${calls.length} PMIs`);
+  }
+
+  /**
+   * A PMI record's cost is report-only, but a lab compares it across drivers and CPUs: every record
+   * made no more MSR batches than target calls, and no more of either than the transcript shows for
+   * the part of the run it covers (`most.stop`: the stop's; `most.handler`: the most the handling of
+   * any one PMI made, when records cannot be matched to their PMI one by one).
+   */
+  private expectRecordCosts(r: TraceResult, most: NonNullable<PmiRecordChecks['most']>, label: string): void {
+    const over = r.pmis.filter((p) => {
+      const cap = p.action === 'final-stop' ? most.stop : most.handler;
+      return p.batches > p.roundTrips || (cap !== undefined && (p.roundTrips > cap.roundTrips || p.batches > cap.batches));
+    });
+    const caps = `the stop made ${most.stop.roundTrips}/${most.stop.batches}${most.handler ? `, a PMI's handling at most ${most.handler.roundTrips}/${most.handler.batches}` : ''}`;
+    this.expect(`${label}no PMI record counts more target calls or MSR batches than its part of the run made`, over.length === 0,
+      over.length ? `${over.slice(0, 3).map((p) => `${p.action}: ${p.roundTrips}/${p.batches}`).join('; ')}; ${caps}` : `${r.pmis.length} records; ${caps}`);
   }
 
   /**
@@ -268,7 +308,7 @@ export class ScenarioContext {
     const lines = this.target.lines.slice(from);
     if (!lines.some((l) => l.op === 'pmi')) return;
     const bad = handlerOrderProblems(lines);
-    this.expect('the PMI handler kept the SDM order: refill before CTL is restored, [55] acknowledged, LVT unmasked last',
+    this.expect('the PMI handler kept the SDM order: refill before CTL is restored, [55] acknowledged, LVT unmasked last, no needless MSR write',
       bad.length === 0, bad.length ? bad.slice(0, 3).map((p) => `${p.rule}: ${p.detail}`).join('; ') + (bad.length > 3 ? ` (+${bad.length - 3} more)` : '') : `${lines.filter((l) => l.op === 'pmi').length} PMIs`);
   }
 
@@ -276,15 +316,17 @@ export class ScenarioContext {
    * Every handled PMI measured how long tracing was off; on the model, which stops the CPU while the
    * handler runs (DESIGN "How the model runs"), nothing may have been written in those windows.
    */
-  expectTraceOffWindows(r: TraceResult, runUs: number): void {
+  expectTraceOffWindows(r: TraceResult, runUs: number, o: { readonly metered?: boolean; readonly label?: string } = {}): void {
     const handled = r.pmis.filter((p) => p.action === 'handled');
     if (handled.length === 0) return;
+    // Runs without a meter (every real target) measure host time only.
+    const metered = o.metered ?? this.sim !== undefined;
     // A handler takes time (more than a microsecond), and no window is longer than the whole run.
-    const measured = handled.filter((p) => p.window !== undefined && p.window.us > 0 && p.window.us <= runUs && (!this.sim || p.window.model !== undefined));
+    const measured = handled.filter((p) => p.window !== undefined && p.window.us > 0 && p.window.us <= runUs && (p.window.model !== undefined) === metered);
     const moved = handled.reduce((a, p) => a + Math.abs(p.window?.model?.bytes ?? NaN) + Math.abs(p.window?.model?.branches ?? NaN), 0);
-    this.expect('every handled PMI measured its trace-off window, and the stopped model retired and wrote nothing in it',
-      measured.length === handled.length && (!this.sim || moved === 0),
-      `${measured.length} of ${handled.length} windows measured within the run's ${runUs} µs; ${this.sim ? `${moved} branches and bytes in the windows` : 'no model'}`);
+    this.expect(`${o.label ? `${o.label}: ` : ''}every handled PMI measured its trace-off window${metered ? ', and the stopped model retired and wrote nothing in it' : ' (host time: no meter)'}`,
+      measured.length === handled.length && (!metered || moved === 0),
+      `${measured.length} of ${handled.length} windows measured within the run's ${runUs} µs; ${metered ? `${moved} branches and bytes in the windows` : 'no meter'}`);
   }
 
   /** `o` with the run's driver faults (negative controls of the driver), for every session a scenario opens. */

@@ -33,6 +33,7 @@ import { topaChain } from './topa-chain.js';
 import { topaCircularFresh } from './topa-circular-fresh.js';
 import { topaGrow } from './topa-grow.js';
 import { topaProtectUnread } from './topa-protect-unread.js';
+import { topaProtectUnreadLate } from './topa-protect-unread-late.js';
 import { topaStop } from './topa-stop.js';
 import { pmiAtFinalStop } from './pmi-at-final-stop.js';
 import { failSafeBusy } from './fail-safe-busy.js';
@@ -43,7 +44,7 @@ import { manualPmiOtherContext, xsavesPmiOtherContext } from './pmi-other-contex
 
 /** Every scenario. */
 export const SCENARIOS: readonly Scenario[] = [
-  topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaStop, topaBudget, topaCachedEntries, singleRangeWrap, singleEntryTopa,
+  topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaProtectUnreadLate, topaStop, topaBudget, topaCachedEntries, singleRangeWrap, singleEntryTopa,
   pmiSkid, pmiBackToBack, pmiTopHalf, pmiNotTopa, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, manualPmiOtherContext, contextSwitchManual, failSafeBusy,
   errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaMidrun, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
   cr3Filter, ipFilter, tracestop, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,

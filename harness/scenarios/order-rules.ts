@@ -13,7 +13,11 @@
 //             after the STATUS write that clears PendTopaPMI;
 //   status    a STATUS write of a handler (or of the final stop) changes only
 //             Stopped and PendTopaPMI of the STATUS it read: PacketByteCnt,
-//             PendPSB and Error are the CPU's and must survive it.
+//             PendPSB and Error are the CPU's and must survive it;
+//   needless  a handler writes no IA32_RTIT_* MSR with the value it already
+//             holds (the CTL the PMI found, or what the handler last read or
+//             wrote there): in a guest every WRMSR is a VM exit, and the
+//             trace-off window is what such a write costs.
 import { IA32_PERF_GLOBAL_STATUS_RESET, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS, TRACE_TOPA_PMI } from '../../driver/hw/msrs.js';
 import { hex, type TranscriptLine } from '../../driver/target.js';
 
@@ -23,7 +27,7 @@ const EVENTS: ReadonlySet<TranscriptLine['op']> = new Set(['pmi', 'slice', 'exit
 
 /** One broken rule: which, at which transcript line, in words. */
 export interface OrderProblem {
-  readonly rule: 'refill' | 'ack' | 'unmask' | 'status';
+  readonly rule: 'refill' | 'ack' | 'unmask' | 'status' | 'needless';
   readonly seq: number;
   readonly detail: string;
 }
@@ -40,7 +44,8 @@ export function handlerOrderProblems(lines: readonly TranscriptLine[]): OrderPro
     if (!/acked=true/.test(l.result ?? '')) owed.push(l);
     let end = i + 1;
     while (end < lines.length && !EVENTS.has(lines[end]!.op)) end++;
-    out.push(...segmentProblems(lines.slice(i + 1, end)), ...statusProblems(lines.slice(i + 1, end)));
+    const seg = lines.slice(i + 1, end);
+    out.push(...segmentProblems(seg), ...statusProblems(seg), ...needlessWrites(l, seg));
   }
   for (const ev of owed) out.push({ rule: 'ack', seq: ev.seq, detail: `the ToPA PMI at seq ${ev.seq} was never acknowledged through IA32_PERF_GLOBAL_STATUS_RESET` });
   return out.sort((a, b) => a.seq - b.seq);
@@ -77,4 +82,31 @@ function statusProblems(seg: readonly TranscriptLine[]): OrderProblem[] {
   if (!read) return [];
   return seg.filter((l) => l.op === 'wrmsr' && l.msr === STATUS && l.fault === undefined && ((BigInt(l.value!) ^ BigInt(read.result!)) & ~HANDLER_STATUS_BITS) !== 0n)
     .map((l) => ({ rule: 'status' as const, seq: l.seq, detail: `STATUS written ${l.value} over ${read.result} (seq ${read.seq}) changes more than Stopped and PendTopaPMI` }));
+}
+
+/** The PT MSRs (IA32_RTIT_*, 0x560–0x58F): written by the driver only, read back as written while TraceEn=0. */
+const isPtMsr = (msr: string): boolean => { const n = Number.parseInt(msr, 16); return n >= 0x560 && n <= 0x58f; };
+
+/**
+ * The needless rule in one handler segment: a WRMSR of a PT MSR with the value it holds. Known values
+ * are the CTL the PMI found (the `pmi` line's `ctl=`, without TraceEn when the top half cleared it),
+ * and every read and write before, in the segment;
+ * an XRSTORS loads new ones.
+ */
+function needlessWrites(pmi: TranscriptLine, seg: readonly TranscriptLine[]): OrderProblem[] {
+  const known = new Map<string, bigint>();
+  // The top half may have cleared TraceEn already (`traceEnCleared=true`): CTL then holds the rest.
+  const ctl = /ctl=(0x[0-9a-f]+)/.exec(pmi.result ?? '');
+  if (ctl) known.set(CTL, BigInt(ctl[1]!) & (/traceEnCleared=true/.test(pmi.result ?? '') ? ~1n : ~0n));
+  const out: OrderProblem[] = [];
+  for (const l of seg) {
+    if (l.op === 'xrstors') known.clear();
+    if ((l.op !== 'rdmsr' && l.op !== 'wrmsr') || l.fault !== undefined || !isPtMsr(l.msr!)) continue;
+    const v = BigInt((l.op === 'rdmsr' ? l.result : l.value)!);
+    if (l.op === 'wrmsr' && known.get(l.msr!) === v) {
+      out.push({ rule: 'needless', seq: l.seq, detail: `WRMSR ${l.msr} ${l.value} writes the value the MSR already holds` });
+    }
+    known.set(l.msr!, v);
+  }
+  return out;
 }

@@ -6,7 +6,8 @@
 // each region out before the ring reuses it. Three runs, each stopped at 6
 // regions by a different limit: a 24 KiB budget (6 regions fit exactly), a
 // 28 KiB budget (a 7th to 9th region would not fit), and a large budget in
-// 8-entry tables (a batch and the END would not fit the table). Each branch is
+// 9-entry tables (a batch would fill entries 6–8 exactly, leaving no slot for
+// the END). Each branch is
 // a `note` in the transcript; the regions never exceed the budget, no entry is
 // written past the table; nothing is lost.
 import { everyPmiHandled, linesOf } from './helpers.js';
@@ -15,12 +16,12 @@ import { needsMultiEntryTopa } from './topa-grow.js';
 
 const REGION = 4096;
 /** The limits of the three runs: budget in regions, table entries (END included). */
-const RUNS = [{ budget: 6, entries: 512 }, { budget: 7, entries: 512 }, { budget: 64, entries: 8 }] as const;
+const RUNS = [{ budget: 6, entries: 512 }, { budget: 7, entries: 512 }, { budget: 64, entries: 9 }] as const;
 
 /** The `topa-budget` scenario (see the file comment). */
 export const topaBudget: Scenario = {
   name: 'topa-budget',
-  checks: 'ToPA under a memory budget (24 KiB, 28 KiB, or 8-entry tables): grow while it fits, then circularize once and reuse copied-out regions; the branches in the transcript; lossless',
+  checks: 'ToPA under a memory budget (24 KiB, 28 KiB, or 9-entry tables): grow while it fits, then circularize once and reuse copied-out regions; the branches in the transcript; lossless',
   appliesTo: 'CPUs with multi-entry ToPA (not Broadwell)',
   targets: ['sim', 'qemu', 'ssh'],
   skip: (env) => needsMultiEntryTopa(env.caps),

@@ -11,30 +11,31 @@ import { everyPmiHandled, linesOf } from './helpers.js';
 import type { Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
-const K = 4, REGION = 4096;
+/** Regions in the ring, and their size. */
+export const K = 4, REGION = 4096;
 const MASK_PTRS = hex(0x561);
 
-/** Handlers whose markers after the refill are not where the policy puts them, in words. */
-function misplacedMarkers(lines: readonly TranscriptLine[]): string[] {
+/**
+ * Handlers whose markers after the refill are not where the policy puts them, in words. A handler is
+ * its MASK_PTRS read (where the CPU is) up to its refill note ("pmi: …", written after the refill's
+ * ToPA entry writes), wherever it runs: at its PMI, or later for a late reader.
+ */
+export function misplacedMarkers(lines: readonly TranscriptLine[]): string[] {
   const markers = new Map<number, { int: boolean; stop: boolean }>();
   const bad: string[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const l = lines[i]!;
+  let read: TranscriptLine | undefined;
+  for (const l of lines) {
     if (l.op === 'topa' && l.index !== undefined && l.index < K) markers.set(l.index, { int: / INT/.test(l.entry ?? ''), stop: / STOP/.test(l.entry ?? '') });
-    if (l.op !== 'pmi') continue;
-    let end = i + 1;
-    while (end < lines.length && !['pmi', 'slice', 'exit'].includes(lines[end]!.op)) end++;
-    const seg = lines.slice(i + 1, end);
-    const read = seg.find((x) => x.op === 'rdmsr' && x.msr === MASK_PTRS);
-    if (!read?.result) continue;
-    for (const x of seg) if (x.op === 'topa' && x.index !== undefined && x.index < K) markers.set(x.index, { int: / INT/.test(x.entry ?? ''), stop: / STOP/.test(x.entry ?? '') });
-    const p = decodeTopaPointers(BigInt(read.result));
+    if (l.op === 'rdmsr' && l.msr === MASK_PTRS && l.result !== undefined) read = l;
+    if (l.op !== 'note' || !l.value?.startsWith('pmi: ') || !read) continue;
+    const p = decodeTopaPointers(BigInt(read.result!));
+    read = undefined;
     const c = (Number(p.entryIndex) + (Number(p.outputOffset) === REGION ? 1 : 0)) % K;
     const stop = (c - 1 + K) % K;
     const wake = (c + Math.floor(K / 2) - 1) % K;
     const want = Array.from({ length: K }, (_, n) => `${n === stop || n === wake ? 'I' : '-'}${n === stop ? 'S' : '-'}`).join(' ');
     const got = Array.from({ length: K }, (_, n) => `${markers.get(n)?.int ? 'I' : '-'}${markers.get(n)?.stop ? 'S' : '-'}`).join(' ');
-    if (got !== want) bad.push(`PMI at seq ${l.seq} (CPU at entry ${c}): markers ${got}, want ${want}`);
+    if (got !== want) bad.push(`refill at seq ${l.seq} (CPU at entry ${c}): markers ${got}, want ${want}`);
   }
   return bad;
 }

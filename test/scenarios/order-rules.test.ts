@@ -42,6 +42,18 @@ describe('handler order rules', () => {
     const read: L = { op: 'rdmsr', msr: '0x571', result: '0x123400000080' }, zero: L = { op: 'wrmsr', msr: '0x571', value: '0x0' };
     expect([rules(pmi, stop, read, zero, ack, unmask, restore, exit), rules(exit, stop, read, zero)]).toEqual([['status'], ['status']]);
   });
+  test('a handler that writes back the CTL the PMI found, or the STATUS it read, breaks "needless"', () => {
+    const off: L = { ...pmi, result: 'ctl=0x2100 status=0x0 acked=false traceEnCleared=true' };
+    const read: L = { op: 'rdmsr', msr: '0x571', result: '0x80' }, same: L = { op: 'wrmsr', msr: '0x571', value: '0x80' };
+    expect([rules(off, topa, ack, unmask, { ...restore, value: '0x2100' }, exit), rules(pmi, stop, read, same, ack, unmask, restore, exit)])
+      .toEqual([['needless'], ['needless']]);
+  });
+  test('writes that change the MSR, a write after an XRSTORS loaded it, and the restore after a top half cleared TraceEn are not needless', () => {
+    const read: L = { op: 'rdmsr', msr: '0x571', result: '0x80' }, cleared: L = { op: 'wrmsr', msr: '0x571', value: '0x0' };
+    const topHalf: L = { ...pmi, result: 'ctl=0x2101 status=0x0 acked=false traceEnCleared=true' };
+    expect([rules(pmi, stop, read, cleared, ack, unmask, restore, exit), rules(pmi, stop, { op: 'xrstors' }, { ...stop }, ack, unmask, restore, exit),
+      rules(topHalf, topa, ack, unmask, restore, exit)]).toEqual([[], [], []]);
+  });
   test('a PMI without GLOBAL_STATUS[55] is not a ToPA PMI and is not checked', () => {
     expect(rules({ ...pmi, value: '0x1' }, exit)).toEqual([]);
   });
