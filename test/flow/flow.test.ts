@@ -1,6 +1,7 @@
 // Flow reconstruction on hand-assembled code and hand-made packet streams.
 // Expected records are written from spec/packets.md and spec/flow-json.md by hand.
 import { describe, expect, test } from 'vitest';
+import type { Packet } from '../../driver/decode/packet.js';
 import { flow, images, ipPkt, MODE64, psbOn, psbThenPge, tnt, trace } from './helpers.js';
 
 // 0x1000: je 0x1004 | 0x1002: nop | 0x1003: nop | 0x1004: jne 0x1000 | 0x1006: syscall
@@ -304,9 +305,9 @@ describe('synchronisation and errors', () => {
     expect(JSON.parse(out[1]!)).toMatchObject({ kind: 'error', error: 'nomap', ip: '0x2000' });
   });
 
-  test('MODE.Exec for 32-bit code is a bad_mode error record', () => {
+  test('tracing enabled in 32-bit code is a bad_mode error record at its TIP.PGE', () => {
     const bytes = trace({ type: 'psb' }, { type: 'psbend' }, { type: 'mode.exec', csl: false, csd: true, if: false }, ipPkt('tip.pge', 0x1000n), tnt('T'));
-    expect(flow(LOOP, bytes).map((l) => JSON.parse(l) as { error?: string })).toEqual([{ kind: 'error', error: 'bad_mode', off: 18 }]);
+    expect(flow(LOOP, bytes).map((l) => JSON.parse(l) as { error?: string })).toEqual([{ kind: 'error', error: 'bad_mode', off: 20 }]);
   });
 
   test('a packet-layer error becomes an error record with the packet layer name', () => {
@@ -361,5 +362,67 @@ describe('gaps from the loss ledger', () => {
     expect(flow(LOOP, bytes, { ledger: [{ at: bytes.length, bytes: 100, reason: 'stop' }] }).at(-1)).toBe(
       '{"kind":"gap","bytes":100,"reason":"stop"}',
     );
+  });
+});
+
+// Defects found against an external test suite (issue 10): each trace and image as reported.
+describe('defects found against an external suite', () => {
+  const hex = (s: string): Uint8Array => Uint8Array.from(s.match(/../g)!.map((b) => Number.parseInt(b, 16)));
+
+  test('a FUP after a MODE.Exec (Event Trace IF change) binds to it, so the indirect CALL after STI is kept (spec §3.5)', () => {
+    // 0x1000: sti | nop | call rax | hlt | nop | hlt
+    const set = images([0x1000n, [0xfb, 0x90, 0xff, 0xd0, 0xf4, 0x90, 0xf4]]);
+    const bytes = hex('028202820282028202820282028202829901022399017100100000000099053d01102d05103d061001');
+    expect(flow(set, bytes)).toEqual([
+      '{"kind":"enable","ip":"0x1000"}',
+      '{"ip":"0x1002","kind":"call","to":"0x1005"}',
+      '{"kind":"disable"}',
+    ]);
+  });
+
+  test('a MODE.Exec before a far branch binds to its TIP: a later FUP+TIP is still an interrupt', () => {
+    // 0x1000: syscall | 0x1002: nop ×4 | 0x1006: hlt
+    const set = images([0x1000n, [0x0f, 0x05, 0x90, 0x90, 0x90, 0x90, 0xf4]]);
+    const bytes = trace(psbOn(0x1000n), MODE64, ipPkt('tip', 0x1002n), ipPkt('fup', 0x1004n), ipPkt('tip', 0x1006n), ipPkt('fup', 0x1006n), ipPkt('tip.pgd'));
+    expect(flow(set, bytes).map(recordKind)).toEqual(['branch', 'async', 'disable']);
+  });
+
+  test('a 32-bit MODE.Exec in a PSB+ with tracing off does not stop the flow once 64-bit code is enabled', () => {
+    const mode32 = { type: 'mode.exec', csl: false, csd: true, if: false } as const;
+    const bytes = trace({ type: 'psb' }, mode32, { type: 'psbend' }, MODE64, ipPkt('tip.pge', 0x1000n), tnt('TN'), END);
+    expect(flow(LOOP, bytes)).toEqual([
+      '{"kind":"enable","ip":"0x1000"}',
+      '{"ip":"0x1000","kind":"jcc","taken":true,"to":"0x1004"}',
+      '{"ip":"0x1004","kind":"jcc","taken":false,"to":"0x1006"}',
+      '{"ip":"0x1006","kind":"far.call"}',
+      '{"kind":"disable"}',
+    ]);
+  });
+
+  test('a 32-bit MODE.Exec in a PSB+ with tracing on (a FUP) is one bad_mode error record', () => {
+    const mode32 = { type: 'mode.exec', csl: false, csd: true, if: false } as const;
+    const bytes = trace({ type: 'psb' }, mode32, ipPkt('fup', 0x1000n), { type: 'psbend' }, tnt('TN'), END);
+    expect(flow(LOOP, bytes).map((l) => (JSON.parse(l) as { error?: string }).error ?? 'record')).toEqual(['bad_mode']);
+  });
+
+  test('a PSB+ that never ends is an eos error record, not silence', () => {
+    const bytes = trace({ type: 'psb' }, MODE64, ipPkt('fup', 0x1000n), ...Array<Packet>(64).fill({ type: 'pad' }));
+    expect(flow(LOOP, bytes).map((l) => (JSON.parse(l) as { error?: string }).error)).toEqual(['eos']);
+  });
+
+  test('VMLAUNCH is a far return (libipt ptic_far_return), to the IP its TIP.PGD gives', () => {
+    // 0x1000: vmlaunch | hlt | nop
+    const set = images([0x1000n, [0x0f, 0x01, 0xc2, 0xf4, 0x90]]);
+    const bytes = hex('0282028202820282028202820282028299017d00100000000002230243dcdc0c00000002c8dcdc0c000061041000000000');
+    expect(flow(set, bytes)[0]).toBe('{"ip":"0x1000","kind":"far.ret","to":"0x1004"}');
+  });
+
+  test('VMRESUME is a far return and VMCALL a far call', () => {
+    // 0x1000: vmresume | 0x1003: vmcall
+    const set = images([0x1000n, [0x0f, 0x01, 0xc3, 0x0f, 0x01, 0xc1]]);
+    expect(flow(set, trace(psbOn(0x1000n), ipPkt('tip', 0x1003n), ipPkt('tip', 0x1000n), END)).slice(0, 2)).toEqual([
+      '{"ip":"0x1000","kind":"far.ret","to":"0x1003"}',
+      '{"ip":"0x1003","kind":"far.call","to":"0x1000"}',
+    ]);
   });
 });

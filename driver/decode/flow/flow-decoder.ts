@@ -122,6 +122,8 @@ export class FlowDecoder {
   private psbFup = false;
   /** PSB+ announced a mode this decoder does not follow. */
   private psbBadMode = false;
+  /** The last MODE.Exec named a mode this decoder does not follow (checked when tracing starts in it). */
+  private badMode = false;
   private pLo = 0;
   private pHi = 0;
   /** Offset of the packet being applied (error records). */
@@ -271,6 +273,7 @@ export class FlowDecoder {
 
   private onTip(hasIp: boolean): void {
     this.significant();
+    this.fupBound = false;
     if (this.state === ST_LOST) return;
     if (this.state !== ST_ON) { this.fail(E_BAD_QUERY); return; }
     if (this.fupPending) {
@@ -312,6 +315,7 @@ export class FlowDecoder {
     this.nBits = 0;
     this.rets.clear(); // spec §7 step 4
     if (!hasIp) { this.state = ST_LOST; return; }
+    if (this.badMode) { this.fail(-1, 'bad_mode'); return; }
     this.setCur(this.last.lo, this.last.hi);
     this.state = ST_ON;
     const r = this.rec;
@@ -322,6 +326,7 @@ export class FlowDecoder {
   private onPgd(hasIp: boolean): void {
     const afterOvfFup = this.ovfFup;
     this.significant();
+    this.fupBound = false;
     if (this.state !== ST_ON) return; // LOST, or already off (e.g. OVF resolved while TraceEn was cleared)
     const lo = this.last.lo, hi = this.last.hi;
     if (this.fupPending || afterOvfFup) {
@@ -400,7 +405,8 @@ export class FlowDecoder {
   private endPsb(): void {
     this.inPsb = false;
     this.nBits = 0;
-    if (this.psbBadMode) { this.state = ST_LOST; return; }
+    this.badMode = this.psbBadMode;
+    if (this.psbBadMode && this.psbFup) { this.state = ST_LOST; this.errorRecord(-1, 'bad_mode'); return; }
     if (!this.psbFup) { this.state = ST_OFF; return; }
     if (this.state === ST_ON) {
       this.setTarget(this.pLo, this.pHi);
@@ -426,15 +432,18 @@ export class FlowDecoder {
   }
 
   private onModeExec(csl: number, csd: number): void {
-    if (!this.inPsb) this.significant();
-    // spec §3.5 table: CS.L=1, CS.D=0 is 64-bit; this decoder follows 64-bit code only.
-    if (csl === 1 && csd === 0) return;
-    if (this.inPsb) {
-      if (!this.psbBadMode) this.errorRecord(-1, 'bad_mode');
-      this.psbBadMode = true;
-      return;
-    }
-    if (this.state !== ST_LOST) this.fail(-1, 'bad_mode');
+    // spec §3.5 table: CS.L=1, CS.D=0 is 64-bit; this decoder follows 64-bit code only. A mode it
+    // cannot follow is an error only once code runs in it: PSB+ of a CPU with tracing off (no FUP)
+    // may report a 32-bit mode that a later MODE.Exec before the TIP.PGE replaces.
+    const bad = !(csl === 1 && csd === 0);
+    if (this.inPsb) { this.psbBadMode = bad; return; }
+    this.significant();
+    // Event Trace: a MODE.Exec for an IF change (STI, CLI, POPF) is followed by a FUP of the next
+    // IP, which belongs to it (§3.5 Binding; libipt ptet-mode_exec-if). Before a TIP it binds to
+    // the TIP instead, and the TIP ends the wait (onTip, onPge, onPgd).
+    this.fupBound = true;
+    this.badMode = bad;
+    if (bad && this.state !== ST_LOST && this.state !== ST_OFF) this.fail(-1, 'bad_mode');
   }
 
   private packetError(p: PacketRecord, sawPsb: boolean): void {
@@ -707,6 +716,8 @@ export class FlowDecoder {
   /** End of a segment: an OVF never resolved is still an overflow. */
   private finish(): void {
     if (this.state === ST_OVF) { this.overflowRecord(false); this.state = ST_OFF; }
+    // A PSB+ without its PSBEND (§8): whatever it said was never confirmed; say so rather than nothing.
+    if (this.inPsb) { this.inPsb = false; this.state = ST_LOST; this.errorRecord(-1, 'eos'); }
   }
 
   /** Forget everything (after a gap): resynchronise at the next PSB. */

@@ -90,9 +90,10 @@ function classify(ins: Instruction): number {
     case FlowControl.Call:
       if (ins.isCallNear) return Cls.call;
       if (ins.isCallFar) return Cls.farCall;
-      // SYSCALL, SYSENTER, VMLAUNCH, VMRESUME: far transfers (spec §10); VMCALL & co. exit to a VMM.
-      return ins.mnemonic === Mnemonic.Syscall || ins.mnemonic === Mnemonic.Sysenter ||
-        ins.mnemonic === Mnemonic.Vmlaunch || ins.mnemonic === Mnemonic.Vmresume ? Cls.farCall : Cls.other;
+      // SYSCALL, SYSENTER and VMCALL are far calls; VMLAUNCH and VMRESUME enter the guest, a far
+      // return (libipt's classes: ptic_far_call and ptic_far_return; spec §10).
+      if (ins.mnemonic === Mnemonic.Vmlaunch || ins.mnemonic === Mnemonic.Vmresume) return Cls.farRet;
+      return ins.mnemonic === Mnemonic.Syscall || ins.mnemonic === Mnemonic.Sysenter || ins.mnemonic === Mnemonic.Vmcall ? Cls.farCall : Cls.other;
     case FlowControl.IndirectCall:
       return ins.isCallFarIndirect ? Cls.farCall : Cls.callInd;
     case FlowControl.Return:

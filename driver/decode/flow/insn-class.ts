@@ -23,11 +23,11 @@ export const Cls = {
   callInd: 7,
   /** Near RET: a TNT bit (compressed) or a TIP (spec §7). */
   ret: 8,
-  /** Far CALL, SYSCALL, SYSENTER, INT n/INT3/INTO/INT1 (libipt ptic_far_call): TIP. */
+  /** Far CALL, SYSCALL, SYSENTER, VMCALL, INT n/INT3/INTO/INT1 (libipt ptic_far_call): TIP. */
   farCall: 9,
   /** Far JMP (libipt ptic_far_jump): TIP. */
   farJmp: 10,
-  /** Far RET, IRET, SYSRET, SYSEXIT, RSM (libipt ptic_far_return): TIP. */
+  /** Far RET, IRET, SYSRET, SYSEXIT, RSM, VMLAUNCH, VMRESUME (libipt ptic_far_return): TIP. */
   farRet: 11,
   /** MOV to CR3: no packet, unless it disables tracing (spec §10 "MOV to CR3" rows). */
   movCr3: 12,
