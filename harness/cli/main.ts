@@ -1,9 +1,12 @@
 // The `ptlab` command line: one sub-command per file under ./commands.
 import { readFile } from 'node:fs/promises';
+import { EXIT_TABLE } from './exit-codes.js';
 
 export interface CliIo {
   out(s: string): void;
   err(s: string): void;
+  /** On a terminal: replaces the live status line on stderr ('' clears it). Absent when stderr is not a TTY. */
+  status?(s: string): void;
 }
 
 type Command = (argv: string[], io: CliIo) => Promise<number>;
@@ -36,7 +39,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
 
 function usage(): string {
   const lines = Object.values(COMMANDS).map((c) => `  ptlab ${c.summary}`);
-  return ['usage:', ...lines, '  ptlab help COMMAND | COMMAND --help   one command\'s options', '  ptlab --version', ''].join('\n');
+  return ['usage:', ...lines, '  ptlab help COMMAND | COMMAND --help   one command\'s options', '  ptlab --version', '', EXIT_TABLE, ''].join('\n');
 }
 
 /** The version in package.json (two levels above dist/harness/cli and harness/cli alike). */

@@ -2,6 +2,7 @@
 // error are written blocking (FdSink): bounded memory whatever reads them, and a reader that goes
 // away ends the command quietly (exit 0: the reader has what it wanted).
 import process from 'node:process';
+import { isatty } from 'node:tty';
 import { FdSink, OutputClosedError } from './fd-sink.js';
 import { main, type CliIo } from './main.js';
 
@@ -12,6 +13,8 @@ const io: CliIo = {
   err: (s) => {
     try { stderr.write(line(s)); } catch (e) { if (!(e instanceof OutputClosedError)) throw e; }
   },
+  // A terminal on stderr gets one live status line, rewritten in place.
+  ...(isatty(2) ? { status: (s: string) => { try { stderr.write(`\r\x1b[K${s.slice(0, (process.stderr.columns || 80) - 1)}`); } catch { /* closed: no status */ } } } : {}),
 };
 
 main(process.argv.slice(2), io).then(

@@ -47,6 +47,7 @@ type Pending = PendingReply<string[], string>;
 
 /** A client of the guest helper on the host end of its port. */
 export class HelperChannel implements AsyncDisposable {
+  private lost: string | undefined;
   private stateNow: HelperState = 'idle';
   private sock: Duplex | undefined;
   private readonly listeners = new Set<AsyncQueue<HelperEvent>>();
@@ -312,8 +313,14 @@ export class HelperChannel implements AsyncDisposable {
     else p.reject(new TargetError('helper-command', 'protocol', `guest helper sent: ${line.slice(0, 200)}`, { sent: p.sent, received: line }));
   }
 
+  /** Why the connection closed when the other side (or its transport) closed it; undefined while open or closed by us. */
+  get lostBecause(): string | undefined {
+    return this.lost;
+  }
+
   private teardown(reason: Error): void {
     if (this.stateNow === 'closed') return;
+    if (this.stateNow !== 'disconnecting') this.lost = reason.message;
     this.stateNow = 'closed';
     this.sock?.destroy();
     for (const p of this.pending.values()) {

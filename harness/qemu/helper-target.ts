@@ -58,6 +58,15 @@ export abstract class HelperTarget implements Target {
     return this.stateNow;
   }
 
+  /**
+   * Why this target can no longer run anything (its guest helper connection was closed from the
+   * other side: the guest or the machine went away), or undefined while it can. Not set by our
+   * own dispose.
+   */
+  get lost(): string | undefined {
+    return this.stateNow === 'running' ? this.helper.lostBecause : undefined;
+  }
+
   /** Throws StateError (bad_state) after dispose, then PtError('aborted') for an aborted signal. */
   protected enter(operation: string, opts?: CallOpts): void {
     if (this.stateNow !== 'running') throw new StateError(`${this.description} ${operation}`, this.stateNow, ['running']);

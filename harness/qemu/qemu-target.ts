@@ -69,6 +69,13 @@ export class QemuTarget extends HelperTarget {
     return this.model === undefined ? `qemu:${this.accel}` : `qemu:${this.accel}+model:${this.model.profile.name}`;
   }
 
+  /** QEMU's own exit first (it explains the closed helper), then the helper connection's loss. */
+  override get lost(): string | undefined {
+    const x = this.vm.exit;
+    if (this.state === 'running' && x !== undefined) return `QEMU exited (${x.signal !== null ? `killed by ${x.signal}` : `exit code ${x.exitCode}`})`;
+    return super.lost;
+  }
+
   /** The model attached under `--pt model` (its MSR files, truth, written/dropped counts). */
   get ptModel(): PtModel | undefined {
     return this.model;

@@ -13,8 +13,8 @@ import { qemuArgv, qemuPaths, type QemuConfig, type QemuPaths } from './config.j
 import { sleep, within, type TimedOpts } from './deadline.js';
 import { StateError, TargetError, type TargetEvidence, type TargetPhase } from './errors.js';
 import { GuestRam } from './guest-ram.js';
-import { guestRamPath, reapStaleGuestRam } from './stale-ram.js';
-import { QEMU_BINARY } from './images.js';
+import { guestRamPath, reapLeftovers, runDirPrefix, spawnArgs } from './leftovers.js';
+import { findOnPath, QEMU_BINARY } from './images.js';
 import { QgaClient } from './qga.js';
 import { QmpClient } from './qmp.js';
 import { isNotListening } from './socket.js';
@@ -89,6 +89,11 @@ export class QemuVm implements AsyncDisposable {
     return this.stateNow;
   }
 
+  /** How QEMU exited, once it has (whoever stopped it); undefined while it runs. */
+  get exit(): VmExit | undefined {
+    return this.exitNow;
+  }
+
   /** The serial console log (removed by dispose when it is the default one and not kept). */
   get consoleLog(): string {
     return this.paths.consoleLog;
@@ -103,9 +108,10 @@ export class QemuVm implements AsyncDisposable {
   /** Starts QEMU and returns once QMP (and, by default, the guest agent) answer. */
   static async launch(config: QemuConfig, opts: LaunchOptions = {}): Promise<QemuVm> {
     throwIfAborted(opts.signal);
-    const runDir = await mkdtemp(join(tmpdir(), 'ptlab-qemu-'));
+    // A controller killed with SIGKILL cannot clean up: its QEMU, guest RAM and sockets go now.
+    await reapLeftovers();
+    const runDir = await mkdtemp(runDirPrefix());
     const consoleLog = opts.consoleLog ?? (await defaultConsoleLog());
-    await reapStaleGuestRam();
     const paths = qemuPaths(runDir, guestRamPath(), consoleLog);
     // The guest's memory and console are private from the moment they exist: both files are
     // created 0600 here, and QEMU opens them as they are (it would create them 0644 otherwise).
@@ -115,7 +121,9 @@ export class QemuVm implements AsyncDisposable {
     const argv = qemuArgv(config, paths);
     const binary = config.qemuBinary ?? QEMU_BINARY;
     const stderrBuf = { text: '' };
-    const child = execa(binary, argv, {
+    // QEMU dies with us, even if we are killed with SIGKILL (setpriv sets PR_SET_PDEATHSIG, then execs it).
+    const spawn = spawnArgs(binary, argv, await findOnPath('setpriv'));
+    const child = execa(spawn.file, spawn.args, {
       stdin: 'ignore', stdout: 'ignore', stderr: 'pipe', buffer: false, reject: false, cleanup: true,
     });
     child.stderr?.setEncoding('utf8');

@@ -40,9 +40,10 @@ function documentXml(name: string, suites: readonly { xml: string; counts: Count
 function runSuite({ result: r, ms }: TimedResult): { xml: string; counts: Counts } {
   const suite = `${r.scenario}@${r.target}:${r.profile}`;
   const cls = `ptlab.${r.target}.${r.profile}.${r.scenario}`;
-  if (r.verdict === 'skip') {
-    const counts = { tests: 1, failures: 0, errors: 0, skipped: 1, ms };
-    return { counts, xml: suiteXml(suite, counts, [`    <testcase classname="${a(cls)}" name="${a(r.scenario)}" time="${secs(ms)}">\n      <skipped message="${a(r.reason ?? '')}"/>\n    </testcase>\n`]) };
+  if (r.verdict === 'skip' || r.verdict === 'error') {
+    const counts = { tests: 1, failures: 0, errors: r.verdict === 'error' ? 1 : 0, skipped: r.verdict === 'skip' ? 1 : 0, ms };
+    const tag = r.verdict === 'skip' ? 'skipped' : 'error';
+    return { counts, xml: suiteXml(suite, counts, [`    <testcase classname="${a(cls)}" name="${a(r.scenario)}" time="${secs(ms)}">\n      <${tag} message="${a(r.reason ?? '')}"/>\n    </testcase>\n`]) };
   }
   const each = secs(ms / Math.max(1, r.expectations.length));
   const cases = r.expectations.map((e) =>
@@ -54,16 +55,25 @@ function runSuite({ result: r, ms }: TimedResult): { xml: string; counts: Counts
   return { counts, xml: suiteXml(suite, counts, cases) };
 }
 
-/** A complete junit.xml document for one or more runs (a run without a time counts 0 s). */
-export function junitXml(runs: readonly (TimedResult | ResultJson)[]): string {
-  return documentXml('ptlab', runs.map((x) => runSuite(timedOf(x))));
+/**
+ * The testsuite that marks a suite incomplete (interrupted, the target died, a write failed): one
+ * error testcase with the reason, so CI sees that runs are missing.
+ */
+function incompleteSuite(reason: string): { xml: string; counts: Counts } {
+  const counts = { tests: 1, failures: 0, errors: 1, skipped: 0, ms: 0 };
+  return { counts, xml: suiteXml('ptlab.incomplete', counts, [`    <testcase classname="ptlab.incomplete" name="the suite ran to its end" time="0.000">\n      <error message="${a(reason)}"/>\n    </testcase>\n`]) };
+}
+
+/** A complete junit.xml document for one or more runs (a run without a time counts 0 s); `incomplete`: why runs are missing. */
+export function junitXml(runs: readonly (TimedResult | ResultJson)[], incomplete?: string): string {
+  return documentXml('ptlab', [...runs.map((x) => runSuite(timedOf(x))), ...(incomplete === undefined ? [] : [incompleteSuite(incomplete)])]);
 }
 
 /**
  * junit.xml of a seed sweep: one testsuite per (scenario, profile), one testcase per seed, failed
  * with the run's reason (thousands of runs; each failed run keeps its own directory).
  */
-export function junitSweepXml(runs: readonly (TimedResult | ResultJson)[]): string {
+export function junitSweepXml(runs: readonly (TimedResult | ResultJson)[], incomplete?: string): string {
   const groups = new Map<string, TimedResult[]>();
   for (const x of runs) {
     const t = timedOf(x);
@@ -76,10 +86,10 @@ export function junitSweepXml(runs: readonly (TimedResult | ResultJson)[]): stri
     const cls = `ptlab.${r0.target}.${r0.profile}.${r0.scenario}`;
     const cases = ts.map(({ result: r, ms }) => `    <testcase classname="${a(cls)}" name="seed ${r.seed}" time="${secs(ms)}">` + (
       r.verdict === 'pass' ? '</testcase>\n'
-        : `\n      <${r.verdict === 'skip' ? 'skipped' : 'failure'} message="${a(r.reason ?? '')}"/>\n    </testcase>\n`));
+        : `\n      <${r.verdict === 'skip' ? 'skipped' : r.verdict === 'error' ? 'error' : 'failure'} message="${a(r.reason ?? '')}"/>\n    </testcase>\n`));
     const count = (v: string) => ts.filter((t) => t.result.verdict === v).length;
-    const counts = { tests: ts.length, failures: count('fail'), errors: 0, skipped: count('skip'), ms: ts.reduce((s, t) => s + t.ms, 0) };
+    const counts = { tests: ts.length, failures: count('fail'), errors: count('error'), skipped: count('skip'), ms: ts.reduce((s, t) => s + t.ms, 0) };
     return { counts, xml: suiteXml(name, counts, cases) };
   });
-  return documentXml('ptlab sweep', suites);
+  return documentXml('ptlab sweep', [...suites, ...(incomplete === undefined ? [] : [incompleteSuite(incomplete)])]);
 }

@@ -2,7 +2,11 @@
 // run with its expectations and figures.
 import type { Expectation, Figures } from '../scenarios/context.js';
 
-export type Verdict = 'pass' | 'fail' | 'skip';
+/**
+ * pass and fail judge the driver; skip: the scenario does not apply; error: the run could not be
+ * judged because the target failed (it died, or stopped answering) or it was never made.
+ */
+export type Verdict = 'pass' | 'fail' | 'skip' | 'error';
 
 /** The content of result.json, keys in the documented order. */
 export interface ResultJson {
@@ -22,6 +26,11 @@ export function verdictOf(expectations: readonly Expectation[], skipReason?: str
   if (expectations.length === 0) return { verdict: 'fail', reason: 'the scenario recorded no expectation' };
   const bad = expectations.find((e) => !e.ok);
   return bad ? { verdict: 'fail', reason: `${bad.name}: ${bad.detail}` } : { verdict: 'pass' };
+}
+
+/** The result of a run the target kept from being judged (or that was never made): `reason` says why. */
+export function errorResult(base: Pick<ResultJson, 'scenario' | 'target' | 'profile' | 'seed'>, reason: string, r?: Pick<ResultJson, 'expectations' | 'figures'>): ResultJson {
+  return { ...base, verdict: 'error', reason, expectations: r?.expectations ?? [], figures: r?.figures ?? {} };
 }
 
 /** result.json text (2-space indented, trailing newline). */

@@ -1,9 +1,18 @@
 // The summary table `ptlab run` prints at the end: one row per run, then the totals.
-import type { ResultJson } from './result.js';
+import type { ResultJson, Verdict } from './result.js';
+
+/** How a verdict shows in progress lines and tables (the ones that need a look in capitals). */
+const TAG: Readonly<Record<Verdict, string>> = { pass: 'PASS', fail: 'FAIL', skip: 'skip', error: 'ERROR' };
+
+/** The totals line's counts: "N runs: a passed, b failed, c skipped[, d errors]". */
+function counts(runs: readonly ResultJson[]): string {
+  const count = (v: Verdict): number => runs.filter((r) => r.verdict === v).length;
+  return `${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped${count('error') ? `, ${count('error')} errors (not judged)` : ''}`;
+}
 
 /** One progress line, printed as a run finishes (`withSeed`: in a sweep, the run's seed too). */
 export function progressLine(r: ResultJson, i: number, n: number, ms: number, withSeed = false): string {
-  const tag = r.verdict === 'pass' ? 'PASS' : r.verdict === 'fail' ? 'FAIL' : 'skip';
+  const tag = TAG[r.verdict];
   const why = r.verdict === 'pass' ? '' : `  ${r.reason ?? ''}`;
   return `[${String(i).padStart(String(n).length)}/${n}] ${tag} ${r.scenario} (${r.target}:${r.profile})${withSeed ? ` seed ${r.seed}` : ''} ${ms} ms${why}`;
 }
@@ -14,21 +23,20 @@ export function summaryTable(runs: readonly ResultJson[]): string {
   const scenarios = [...new Set(runs.map((r) => r.scenario))];
   const cell = (s: string, p: string): string => {
     const r = runs.find((x) => x.scenario === s && `${x.target}:${x.profile}` === p);
-    return r ? (r.verdict === 'pass' ? 'pass' : r.verdict === 'fail' ? 'FAIL' : 'skip') : '-';
+    return r ? (r.verdict === 'pass' ? 'pass' : TAG[r.verdict]) : '-';
   };
   const w0 = Math.max(8, ...scenarios.map((s) => s.length));
   const ws = profiles.map((p) => Math.max(4, p.length));
   const row = (first: string, cells: string[]) => [first.padEnd(w0), ...cells.map((c, i) => c.padEnd(ws[i]!))].join('  ').trimEnd();
   const lines = [row('scenario', profiles), row('-'.repeat(w0), ws.map((w) => '-'.repeat(w)))];
   for (const s of scenarios) lines.push(row(s, profiles.map((p) => cell(s, p))));
-  const count = (v: string) => runs.filter((r) => r.verdict === v).length;
-  lines.push('', `${runs.length} runs: ${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped`);
+  lines.push('', `${runs.length} runs: ${counts(runs)}`);
   return `${lines.join('\n')}\n`;
 }
 
-/** Failures per 1,000 runs that were made (skips do not count), to one decimal. */
+/** Failures per 1,000 runs that were judged (skips and errors do not count), to one decimal. */
 export function failuresPerThousand(runs: readonly ResultJson[]): string {
-  const made = runs.filter((r) => r.verdict !== 'skip').length;
+  const made = runs.filter((r) => r.verdict === 'pass' || r.verdict === 'fail').length;
   const failed = runs.filter((r) => r.verdict === 'fail').length;
   return made === 0 ? '0' : (Math.round((failed * 10_000) / made) / 10).toString();
 }
@@ -45,7 +53,7 @@ export function sweepTable(runs: readonly ResultJson[]): string {
   for (const r of runs) {
     const key = `${r.scenario} ${r.target}:${r.profile}`;
     const c = cells.get(key) ?? { made: 0, failedSeeds: [] };
-    if (r.verdict !== 'skip') c.made++;
+    if (r.verdict === 'pass' || r.verdict === 'fail') c.made++;
     if (r.verdict === 'fail') c.failedSeeds.push(r.seed);
     cells.set(key, c);
   }
@@ -67,8 +75,7 @@ export function sweepTable(runs: readonly ResultJson[]): string {
     }
   }
   const lo = runs.reduce((m, r) => Math.min(m, r.seed), Infinity), hi = runs.reduce((m, r) => Math.max(m, r.seed), -Infinity);
-  const count = (v: string) => runs.filter((r) => r.verdict === v).length;
-  lines.push('', `${runs.length} runs over seeds ${lo}-${hi}: ${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped; ` +
+  lines.push('', `${runs.length} runs over seeds ${lo}-${hi}: ${counts(runs)}; ` +
     `${failuresPerThousand(runs)} failures per 1,000 runs`);
   return `${lines.join('\n')}\n`;
 }

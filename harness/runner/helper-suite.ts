@@ -25,6 +25,10 @@ export class HelperPtSuite implements SuiteTarget {
     return this.t.description;
   }
 
+  lost(): string | undefined {
+    return this.t.lost;
+  }
+
   async prepare(): Promise<RunCpu> {
     const t = this.t;
     await scrubPt(t);

@@ -57,6 +57,10 @@ class QemuModelSuite implements SuiteTarget {
   /** `description`: "qemu:tcg+model" (each run's profile is its own: RunCpu.description). */
   constructor(private readonly t: QemuTarget, readonly description: string) {}
 
+  lost(): string | undefined {
+    return this.t.lost;
+  }
+
   async prepare(run: RunNeeds): Promise<RunCpu> {
     const t = this.t;
     await t.ptModel?.stop();

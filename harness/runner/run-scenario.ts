@@ -4,6 +4,8 @@
 // and commits the run directory in one rename. The CPU comes from the suite's
 // target (suite-target.ts): a fresh sim, the qemu guest's model reset for the
 // run, or a real PT unit.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { PtError } from '../../driver/errors.js';
 import { hex } from '../../driver/target.js';
 import { leaf14 } from '../../driver/probe.js';
@@ -14,10 +16,10 @@ import type { KnobName } from '../sim/knobs/knobs.js';
 import { capsOf, getProfile, type CpuProfile, type ProfileName } from '../sim/profiles.js';
 import { ScenarioContext } from '../scenarios/context.js';
 import type { Scenario, ScenarioEnv, TargetKind } from '../scenarios/scenario.js';
-import { verdictOf, type ResultJson } from '../report/result.js';
-import { commit, discard, stage, writeArtifacts, writeVerdict, type RunArtifacts } from '../report/run-dir.js';
+import { errorResult, verdictOf, type ResultJson } from '../report/result.js';
+import { commit, discard, RUN_FILES, stage, writeArtifacts, writeVerdict, type RunArtifacts } from '../report/run-dir.js';
 import { compareFlowWithTruth } from './flow-check.js';
-import { SimSuiteTarget, type RunCpu, type SuiteTarget } from './suite-target.js';
+import { SimSuiteTarget, targetFailure, type RunCpu, type SuiteTarget } from './suite-target.js';
 import { SIM_DEFAULTS } from './targets.js';
 
 /** One run to make. */
@@ -51,7 +53,7 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
   const base = { scenario: scenario.name, target, profile: p.name, seed };
   const tmp = await stage(dir);
   const finish = async (r: ResultJson): Promise<ResultJson> => {
-    if (keep === 'failed' && r.verdict !== 'fail') await discard(tmp);
+    if (keep === 'failed' && r.verdict !== 'fail' && r.verdict !== 'error') await discard(tmp);
     else await commit(tmp, dir);
     return r;
   };
@@ -68,17 +70,39 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
     const release = async (): Promise<void> => {
       if (!released) { released = true; await cpu.release(); }
     };
+    const rec = new RecordingTarget(cpu.target);
+    const ctx = new ScenarioContext(env, rec, cpu.model);
     try {
-      const rec = new RecordingTarget(cpu.target);
-      const ctx = new ScenarioContext(env, rec, cpu.model);
+      let failure: string | undefined;
       try {
         await scenario.run(ctx);
       } catch (e) {
+        failure = targetFailure(e);
         ctx.expect('the sequence ran to its end', false, `${(e as Error).name}: ${(e as Error).message}`);
       }
-      const artifacts = await artifactsOf(ctx, rec, cpu, p);
-      await release();
-      await writeArtifacts(tmp, artifacts);
+      // A target that died or stopped answering judges nothing: the run is an error, with what it had.
+      const broken = (): string | undefined => {
+        const lost = on.lost?.();
+        return lost !== undefined ? `the target died: ${lost}` : failure !== undefined ? `the target failed: ${failure}` : undefined;
+      };
+      if (broken() === undefined) {
+        try {
+          const artifacts = await artifactsOf(ctx, rec, cpu, p);
+          await release();
+          await writeArtifacts(tmp, artifacts);
+        } catch (e) {
+          failure = targetFailure(e);
+          if (broken() === undefined) throw e;
+        }
+      }
+      const why = broken();
+      if (why !== undefined) {
+        await release().catch(() => undefined);
+        await writeFile(join(tmp, RUN_FILES.transcript), rec.jsonl());
+        const r = errorResult(base, why, ctx);
+        await writeVerdict(tmp, r);
+        return await finish(r);
+      }
       if (ctx.flowCheck) {
         const c = await compareFlowWithTruth(tmp, ctx.flowCheck.mode);
         ctx.expect(ctx.flowCheck.name, c.ok, c.detail);
@@ -93,7 +117,8 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
       await writeVerdict(tmp, r);
       return await finish(r);
     } finally {
-      await release();
+      // A dead target cannot free anything; its runs are reported as errors instead.
+      await release().catch((e: unknown) => { if (on.lost?.() === undefined) throw e; });
     }
   } catch (e) {
     await discard(tmp);

@@ -4,6 +4,8 @@
 // RunCpu: what the driver drives, and the model behind it when there is one (truth.jsonl,
 // written/dropped). Model knobs (negative controls) exist on the sim target only.
 import { PtError } from '../../driver/errors.js';
+import { StateError, TargetError } from '../qemu/errors.js';
+import { SshError } from '../ssh/errors.js';
 import type { Target } from '../../driver/target.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import type { CpuProfile } from '../sim/profiles.js';
@@ -46,6 +48,13 @@ export interface SuiteTarget extends AsyncDisposable {
   readonly probed: CpuProfile | undefined;
   /** A CPU fresh from reset (as far as the target allows) for one run. */
   prepare(run: RunNeeds): Promise<RunCpu>;
+  /** Why the target can run nothing more (the VM or the machine went away); undefined while it can. */
+  lost?(): string | undefined;
+}
+
+/** The message of an error that means the target failed (it stopped answering, its connection broke), else undefined. */
+export function targetFailure(e: unknown): string | undefined {
+  return e instanceof TargetError || e instanceof SshError || e instanceof StateError ? e.message : undefined;
 }
 
 /** The suite target could not be opened: not installed, launch or connect failed, or it refused (no PT). */

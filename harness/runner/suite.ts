@@ -8,13 +8,13 @@ import { access, constants, mkdir, readdir, realpath, rmdir, stat, writeFile } f
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { PtError } from '../../driver/errors.js';
 import { junitSweepXml, junitXml, type TimedResult } from '../report/junit.js';
-import type { ResultJson } from '../report/result.js';
+import { errorResult, type ResultJson } from '../report/result.js';
 import type { DriverFault } from '../../driver/faults.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import type { CpuProfile, ProfileName } from '../sim/profiles.js';
 import type { Scenario, TargetKind } from '../scenarios/scenario.js';
 import { runScenario, type KeepRuns } from './run-scenario.js';
-import { openSuiteTarget, type SuiteTarget } from './suite-target.js';
+import { openSuiteTarget, targetFailure, type SuiteTarget } from './suite-target.js';
 import type { TargetReach } from './targets.js';
 
 /** What to run. */
@@ -39,6 +39,8 @@ export interface SuitePlan {
   readonly driverFaults?: readonly DriverFault[];
   /** How to reach a qemu or ssh target. */
   readonly reach?: TargetReach;
+  /** Runs ending in a target failure after which the suite stops (default DEFAULT_MAX_TARGET_FAILURES). */
+  readonly maxTargetFailures?: number;
 }
 
 /** How a suite runs. */
@@ -47,8 +49,10 @@ export interface SuiteOptions {
   readonly progress?: (r: ResultJson, i: number, n: number, ms: number) => void;
   /** Called once the target is open, with its description (e.g. to say a VM booted). */
   readonly opened?: (t: SuiteTarget) => void;
-  /** Stops the suite after the current run (the target is still disposed); PtError('aborted'). */
+  /** Stops the suite after the current run (the target is still disposed); the outcome is incomplete. */
   readonly signal?: AbortSignal;
+  /** Stops the target at once (the current run ends in an error), then as `signal`. */
+  readonly now?: AbortSignal;
 }
 
 /** The run directory of one (scenario, profile) under `out`; in a sweep, under `out/seed-<S>/`. */
@@ -117,46 +121,115 @@ async function removeEmptyDirs(from: string, top: string): Promise<void> {
   }
 }
 
+/** Why a suite stopped before its end, for the summary, junit.xml and the exit status. */
+export interface Incomplete {
+  readonly cause: 'interrupted' | 'target-died' | 'target-failures' | 'write-error';
+  readonly reason: string;
+}
+
+/** What a suite produced. */
+export interface SuiteOutcome {
+  /** Every run made, in order; after a target death or too many target failures, the runs not made as errors. */
+  readonly results: ResultJson[];
+  /** Set when the suite stopped early (its junit.xml says so too). */
+  readonly incomplete?: Incomplete;
+  /** The target could not be stopped cleanly (QEMU had to be killed); the suite's results stand. */
+  readonly disposeError?: string;
+  /** junit.xml could not be written. */
+  readonly junitError?: string;
+}
+
+/** Target failures (runs ending in a target error) after which a suite stops by default (--max-target-failures). */
+export const DEFAULT_MAX_TARGET_FAILURES = 3;
+
+/** errno codes of a run directory that cannot be written: the suite stops, it does not crash. */
+const WRITE_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EFBIG', 'EACCES', 'EPERM']);
+
+function isWriteError(e: unknown): e is NodeJS.ErrnoException {
+  return e instanceof Error && WRITE_ERRORS.has((e as NodeJS.ErrnoException).code ?? '');
+}
+
 /**
- * Runs every (scenario, profile) of `plan` in order on one target opened for the suite. On abort
- * the runs so far keep their directories and junit.xml, and PtError('aborted') is thrown.
+ * Runs every (scenario, profile) of `plan` in order on one target opened for the suite. It stops
+ * early, saying why (SuiteOutcome.incomplete), when `signal` aborts (after the current run; `now`
+ * stops the target at once), when the target dies (the runs left are errors), after
+ * `maxTargetFailures` runs ended in a target error, or when a run directory cannot be written.
+ * The target is always stopped and junit.xml always written.
  */
-export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['progress'] = {}): Promise<ResultJson[]> {
+export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['progress'] = {}): Promise<SuiteOutcome> {
   const opts: SuiteOptions = typeof o === 'function' ? { progress: o } : o;
   const progress = opts.progress ?? (() => undefined);
   const created = await prepareOut(plan.out, plan.force);
-  let opened: SuiteTarget;
+  let host: SuiteTarget;
   try {
-    opened = await openSuiteTarget(plan.target, plan.reach, opts.signal);
+    host = await openSuiteTarget(plan.target, plan.reach, opts.signal);
   } catch (e) {
     await unprepareOut(plan.out, created); // no target, no run: leave nothing behind
     throw e;
   }
-  await using host = opened;
+  let disposing: Promise<void> | undefined;
+  const dispose = (): Promise<void> => (disposing ??= Promise.resolve(host[Symbol.asyncDispose]()));
+  const stopNow = (): void => { void dispose().catch(() => undefined); };
+  opts.now?.addEventListener('abort', stopNow, { once: true });
   opts.opened?.(host);
   const profiles: readonly (ProfileName | CpuProfile)[] = host.probed ? [host.probed] : plan.profiles;
   const sweep = plan.lastSeed !== undefined;
   const keep = plan.keep ?? (sweep ? 'failed' : 'all');
-  const jobs = seedsOf(plan).flatMap((seed) => plan.scenarios.flatMap((s) => profiles.map((p) => ({ seed, s, p }))));
+  const maxFailures = plan.maxTargetFailures ?? DEFAULT_MAX_TARGET_FAILURES;
+  const jobs = seedsOf(plan).flatMap((seed) => plan.scenarios.flatMap((s) => profiles.map((p) => ({ seed, s, p, name: typeof p === 'string' ? p : p.name }))));
+  const baseOf = (j: typeof jobs[number]) => ({ scenario: j.s.name, target: plan.target, profile: j.name, seed: j.seed });
   const timed: TimedResult[] = [];
+  let incomplete: Incomplete | undefined, disposeError: string | undefined, junitError: string | undefined, targetFailures = 0;
   try {
-    for (const [i, { seed, s, p }] of jobs.entries()) {
-      if (opts.signal?.aborted) throw new PtError('aborted', `interrupted after ${timed.length} of ${jobs.length} runs`, { cause: opts.signal.reason });
+    for (const [i, job] of jobs.entries()) {
+      const { seed, s, p, name } = job;
+      if (opts.signal?.aborted || opts.now?.aborted) { incomplete = { cause: 'interrupted', reason: `interrupted after ${timed.length} of ${jobs.length} runs` }; break; }
       const t0 = performance.now();
-      const name = typeof p === 'string' ? p : p.name;
       const spec = { scenario: s, target: plan.target, profile: p, seed, knobs: plan.knobs ?? [], driverFaults: plan.driverFaults ?? [] };
       const dir = runDirOf(plan.out, s.name, name, sweep ? seed : undefined);
-      const r = await runScenario(spec, dir, host, keep);
+      let r: ResultJson;
+      try {
+        r = await runScenario(spec, dir, host, keep);
+      } catch (e) {
+        // Preparing the CPU (or writing the run) failed: the target's fault, or the disk's.
+        const lost = host.lost?.(), failed = targetFailure(e);
+        if (isWriteError(e)) {
+          incomplete = { cause: 'write-error', reason: `cannot write the run directory ${dir}: ${e.message}` };
+          await removeEmptyDirs(dirname(dir), plan.out).catch(() => undefined);
+          break;
+        }
+        if (lost === undefined && failed === undefined) throw e;
+        r = errorResult(baseOf(job), lost !== undefined ? `the target died: ${lost}` : `the target failed: ${failed!}`);
+      }
       // A run that kept no directory leaves no empty seed-<S>/<scenario>/ behind either.
-      if (keep === 'failed' && r.verdict !== 'fail') await removeEmptyDirs(dirname(dir), sweep ? join(plan.out, `seed-${seed}`) : dirname(dir));
+      if (keep === 'failed' && r.verdict !== 'fail' && r.verdict !== 'error') await removeEmptyDirs(dirname(dir), sweep ? join(plan.out, `seed-${seed}`) : dirname(dir));
       // A sweep holds thousands of results: a run that did not fail keeps only its verdict.
       const ms = Math.round(performance.now() - t0);
-      timed.push({ result: sweep && r.verdict !== 'fail' ? { ...r, expectations: [], figures: {} } : r, ms });
+      timed.push({ result: sweep && r.verdict !== 'fail' && r.verdict !== 'error' ? { ...r, expectations: [], figures: {} } : r, ms });
       progress(r, i + 1, jobs.length, ms);
+      if (r.verdict === 'error' && !opts.now?.aborted) {
+        const lost = host.lost?.();
+        targetFailures++;
+        const why = lost !== undefined ? `the target died during ${s.name} (${name}, seed ${seed}): ${lost}`
+          : targetFailures >= maxFailures ? `${targetFailures} runs ended in a target failure (--max-target-failures ${maxFailures})` : undefined;
+        if (why !== undefined) {
+          incomplete = { cause: lost !== undefined ? 'target-died' : 'target-failures', reason: why };
+          for (const left of jobs.slice(i + 1)) timed.push({ result: errorResult(baseOf(left), `not run: ${why}`), ms: 0 });
+          break;
+        }
+      }
       if (plan.failFast && r.verdict === 'fail') break;
     }
   } finally {
-    await writeFile(join(plan.out, 'junit.xml'), sweep ? junitSweepXml(timed) : junitXml(timed));
+    opts.now?.removeEventListener('abort', stopNow);
+    // A dead target's stop complains about how it died; that is already the suite's reason.
+    await dispose().catch((e: unknown) => { if (incomplete?.cause !== 'target-died') disposeError = (e as Error).message; });
+    const why = incomplete?.reason;
+    await writeFile(join(plan.out, 'junit.xml'), sweep ? junitSweepXml(timed, why) : junitXml(timed, why))
+      .catch((e: unknown) => { junitError = (e as Error).message; });
   }
-  return timed.map((t) => t.result);
+  return {
+    results: timed.map((t) => t.result),
+    ...(incomplete ? { incomplete } : {}), ...(disposeError ? { disposeError } : {}), ...(junitError ? { junitError } : {}),
+  };
 }

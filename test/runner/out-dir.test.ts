@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { main } from '../../harness/cli/main.js';
 import { tmpRoot } from '../scenarios/tmp.js';
@@ -24,7 +25,7 @@ describe('ptlab run --out', () => {
     await mkdir(out);
     await writeFile(join(out, 'thesis.tex'), 'mine');
     const r = await ptlab(...RUN, '--out', out);
-    expect([r.code, r.err.split('\n')[0], await readdir(out)]).toEqual([
+    expect([r.code, r.err.split('\n').find((l) => l.includes('is not empty')), await readdir(out)]).toEqual([
       2, `ptlab run: --out ${out} is not empty (1 entry); give a new or empty directory, or --force to replace the run directories of an earlier run there (ptlab never deletes a file it did not write)`,
       ['thesis.tex'],
     ]);
@@ -60,5 +61,35 @@ describe('ptlab run --out', () => {
   test.for(['/proc/self/ptlab-runs', '/sys/kernel/ptlab-runs', '/dev/shm/../ptlab-runs'])('--out %s is refused up front as a kernel file system (exit 2), nothing created', async (out) => {
     const r = await ptlab(...RUN, '--out', out);
     expect([r.code, /is under \/(proc|sys|dev), a kernel file system/.test(r.err), existsSync(out)]).toEqual([2, true, false]);
+  });
+});
+
+/** A 96 KiB tmpfs at a fresh directory (root only); undefined with the reason it cannot be had. */
+async function smallDisk(): Promise<{ dir: string; umount: () => Promise<void> } | string> {
+  if (process.getuid?.() !== 0) return 'mounting a small tmpfs needs root';
+  const dir = join(root, 'small-disk');
+  await mkdir(dir, { recursive: true });
+  const m = await execa('mount', ['-t', 'tmpfs', '-o', 'size=96k', 'tmpfs', dir], { reject: false });
+  if (m.exitCode !== 0) return `mount -t tmpfs failed: ${m.stderr}`;
+  return { dir, umount: async () => { await execa('umount', [dir], { reject: false }); } };
+}
+
+const disk = await smallDisk();
+
+describe('a full disk', () => {
+  test.skipIf(typeof disk === 'string')(`a run directory that cannot be written ends the suite with one line, exit 4, and junit.xml marked incomplete${typeof disk === 'string' ? ` (skipped: ${disk})` : ''}`, async () => {
+    const d = disk as Exclude<typeof disk, string>;
+    try {
+      const out = join(d.dir, 'runs');
+      const r = await ptlab('run', '--all', '--cpu', 'skylake', '--out', out);
+      const junit = await readFile(join(out, 'junit.xml'), 'utf8');
+      const left = (await readdir(out, { recursive: true })).filter((f) => f.includes('.partial-'));
+      expect({
+        code: r.code, said: /INCOMPLETE: cannot write the run directory .*ENOSPC/.test(r.err),
+        junit: /<error message="cannot write the run directory [^"]*ENOSPC/.test(junit), left,
+      }).toEqual({ code: 4, said: true, junit: true, left: [] });
+    } finally {
+      await d.umount();
+    }
   });
 });

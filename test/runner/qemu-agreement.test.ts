@@ -122,10 +122,10 @@ describe.skipIf(env.skip || !built)(`ptlab run --target qemu spawned from dist/$
     const out = join(root, 'interrupted');
     const child = execa('node', [CLI, 'run', '--all', '--target', 'qemu', '--pt', 'model', '--accel', 'tcg', '--out', out], { reject: false, timeout: 90_000 });
     let qemuPids: number[] = [];
-    // After the first progress line ("[  1/174] …") the VM is up: note QEMU's pid (a child of ptlab), then interrupt.
+    // After the first progress line ("[  1/174] …", on stderr) the VM is up: note QEMU's pid (a child of ptlab), then interrupt.
     await new Promise<void>((resolve) => {
       void child.finally(resolve); // never wait past the child's end
-      child.stdout!.on('data', (d: Buffer) => {
+      child.stderr!.on('data', (d: Buffer) => {
         if (qemuPids.length > 0 || !/\[\s*1\//.test(d.toString())) return;
         void execa('ps', ['-o', 'pid=,comm=', '--ppid', String(child.pid)], { reject: false }).then((p) => {
           qemuPids = p.stdout.split('\n').filter((l) => l.includes('qemu')).map((l) => Number.parseInt(l.trim(), 10));

@@ -32,28 +32,28 @@ import type { PtMode } from '../../qemu/qemu-target.js';
 import { TargetUnavailableError } from '../../runner/suite-target.js';
 import { checkProfile, checkTarget, type TargetReach } from '../../runner/targets.js';
 import type { KeepRuns } from '../../runner/run-scenario.js';
-import { runSuite, type SuitePlan } from '../../runner/suite.js';
+import { runSuite, type SuiteOutcome, type SuitePlan } from '../../runner/suite.js';
 import { knob, type KnobName } from '../../sim/knobs/knobs.js';
 import { capsOf, getProfile, PROFILE_NAMES, type ProfileName } from '../../sim/profiles.js';
 import { findScenario, SCENARIOS } from '../../scenarios/index.js';
 import type { Scenario, TargetKind } from '../../scenarios/scenario.js';
 import type { ResultJson } from '../../report/result.js';
 import { progressLine, summaryTable, sweepTable } from '../../report/summary.js';
+import { parseCommandLine, type OptionSpec } from '../args.js';
+import { EXIT, EXIT_TABLE, STOP_SIGNALS, type StopSignal } from '../exit-codes.js';
 import { OutputClosedError } from '../fd-sink.js';
 import type { CliIo } from '../main.js';
 
 const USAGE = [
   'usage: ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE|all] [--seed N | --seeds A-B] [--out DIR]',
-  '         [--keep all|failed] [--fail-fast] [--force] [--knob NAME]… [--driver-fault NAME]…',
+  '         [--keep all|failed] [--fail-fast] [--force] [--json] [--max-target-failures N] [--knob NAME]… [--driver-fault NAME]…',
+  '         progress goes to stderr; --json prints one JSON document (counts, every run\'s verdict) on stdout',
+  '         the suite stops after N runs ended in a target failure (default 3), or at once when the target dies',
   '         --out must be new or empty; --force replaces an earlier run\'s directories there (never other files)',
   '         qemu: [--pt hardware|model] [--accel auto|tcg|kvm]',
   '         ssh:  --host H [--port P] [--user U] [--key FILE] [--known-host FILE]',
 ].join('\n');
 
-/** Exit status when the target cannot be used (launch/connect failed, no PT). */
-export const EXIT_TARGET_UNAVAILABLE = 3;
-/** Exit status after Ctrl-C (128 + SIGINT). */
-export const EXIT_INTERRUPTED = 130;
 
 /** `./runs/<timestamp>` (UTC, file-name safe). */
 export function defaultOut(now = new Date()): string {
@@ -63,50 +63,44 @@ export function defaultOut(now = new Date()): string {
 /** Options that belong to one target kind only. */
 const QEMU_OPTS = ['--pt', '--accel'], SSH_OPTS = ['--host', '--port', '--user', '--key', '--known-host'];
 
-/** Parses and validates the command line into a plan; throws PtError('bad_config') with a clear message. */
-export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
-  const names: string[] = [];
-  const knobs: KnobName[] = [];
-  const driverFaults: DriverFault[] = [];
+/** `ptlab run`'s options (parseArgs: `--opt value` and `--opt=value`). */
+const OPTIONS = {
+  all: { type: 'boolean' }, target: { type: 'string' }, cpu: { type: 'string' }, out: { type: 'string' },
+  knob: { type: 'string', multiple: true }, 'driver-fault': { type: 'string', multiple: true },
+  seed: { type: 'string' }, seeds: { type: 'string' }, keep: { type: 'string' },
+  'fail-fast': { type: 'boolean' }, force: { type: 'boolean' }, json: { type: 'boolean' }, 'max-target-failures': { type: 'string' },
+  pt: { type: 'string' }, accel: { type: 'string' },
+  host: { type: 'string' }, port: { type: 'string' }, user: { type: 'string' }, key: { type: 'string' }, 'known-host': { type: 'string' },
+} as const satisfies Record<string, OptionSpec>;
+
+/** What `ptlab run` was asked for: the suite, and how to report it. */
+export interface RunRequest extends SuitePlan {
+  /** Print one JSON document on stdout (progress still goes to stderr). */
+  readonly json?: boolean;
+}
+
+/** Parses and validates the command line into a plan; throws PtError('bad_config') (a UsageError) with a clear message. */
+export function parseRunArgs(argv: string[], now = new Date()): RunRequest {
+  const { values: v, positionals: names } = parseCommandLine(argv, OPTIONS);
+  const all = v.all === true, target = v.target ?? 'sim', cpu = v.cpu, out = v.out;
+  const knobs: KnobName[] = (v.knob ?? []).map(knob);
+  const driverFaults: DriverFault[] = (v['driver-fault'] ?? []).map(driverFault);
+  const seed = v.seed === undefined ? undefined : seedOf(v.seed, '--seed');
+  let seeds: { from: number; to: number } | undefined;
+  if (v.seeds !== undefined) {
+    const m = /^(\d+)-(\d+)$/.exec(v.seeds);
+    if (!m) throw new PtError('bad_config', `--seeds takes a range A-B (e.g. 1-200), got '${v.seeds}'`);
+    seeds = { from: seedOf(m[1]!, '--seeds'), to: seedOf(m[2]!, '--seeds') };
+    if (seeds.to < seeds.from) throw new PtError('bad_config', `--seeds ${v.seeds}: the range ends before it starts`);
+  }
+  if (v.keep !== undefined && v.keep !== 'all' && v.keep !== 'failed') throw new PtError('bad_config', `--keep must be all or failed, got '${v.keep}'`);
+  const keep = v.keep as KeepRuns | undefined, failFast = v['fail-fast'] === true, force = v.force === true;
+  const maxText = v['max-target-failures'];
+  if (maxText !== undefined && (!/^\d+$/.test(maxText) || Number(maxText) < 1)) throw new PtError('bad_config', `--max-target-failures must be a whole number ≥ 1, got '${maxText}'`);
   const given = new Map<string, string>();
-  let all = false, target = 'sim', cpu: string | undefined, seed: number | undefined, out: string | undefined;
-  let seeds: { from: number; to: number } | undefined, keep: KeepRuns | undefined, failFast = false, force = false;
-  const value = (i: number, opt: string): string => {
-    const v = argv[i];
-    if (v === undefined || v.startsWith('--')) throw new PtError('bad_config', `${opt} needs a value`);
-    return v;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    switch (a) {
-      case '--all': all = true; break;
-      case '--target': target = value(++i, a); break;
-      case '--cpu': cpu = value(++i, a); break;
-      case '--out': out = value(++i, a); break;
-      case '--knob': knobs.push(knob(value(++i, a))); break;
-      case '--driver-fault': driverFaults.push(driverFault(value(++i, a))); break;
-      case '--seed': seed = seedOf(value(++i, a), a); break;
-      case '--seeds': {
-        const v = value(++i, a);
-        const m = /^(\d+)-(\d+)$/.exec(v);
-        if (!m) throw new PtError('bad_config', `--seeds takes a range A-B (e.g. 1-200), got '${v}'`);
-        seeds = { from: seedOf(m[1]!, a), to: seedOf(m[2]!, a) };
-        if (seeds.to < seeds.from) throw new PtError('bad_config', `--seeds ${v}: the range ends before it starts`);
-        break;
-      }
-      case '--keep': {
-        const v = value(++i, a);
-        if (v !== 'all' && v !== 'failed') throw new PtError('bad_config', `--keep must be all or failed, got '${v}'`);
-        keep = v;
-        break;
-      }
-      case '--fail-fast': failFast = true; break;
-      case '--force': force = true; break;
-      default:
-        if ([...QEMU_OPTS, ...SSH_OPTS].includes(a)) { given.set(a, value(++i, a)); break; }
-        if (a.startsWith('-')) throw new PtError('bad_config', `unknown option '${a}'`);
-        names.push(a);
-    }
+  for (const o of [...QEMU_OPTS, ...SSH_OPTS]) {
+    const x = v[o.slice(2) as keyof typeof v];
+    if (typeof x === 'string') given.set(o, x);
   }
   if (all && names.length) throw new PtError('bad_config', 'give scenario names or --all, not both');
   if (seed !== undefined && seeds !== undefined) throw new PtError('bad_config', 'give --seed N or --seeds A-B, not both');
@@ -132,7 +126,8 @@ export function parseRunArgs(argv: string[], now = new Date()): SuitePlan {
   }
   return {
     scenarios, target: kind, profiles, seed: seeds?.from ?? seed ?? 1, ...(seeds ? { lastSeed: seeds.to } : {}),
-    out: out ?? defaultOut(now), knobs, ...(keep ? { keep } : {}), ...(failFast ? { failFast } : {}), ...(force ? { force } : {}), ...(driverFaults.length ? { driverFaults } : {}), ...(reach ? { reach } : {}) };
+    out: out ?? defaultOut(now), knobs, ...(keep ? { keep } : {}), ...(failFast ? { failFast } : {}), ...(force ? { force } : {}), ...(driverFaults.length ? { driverFaults } : {}), ...(reach ? { reach } : {}),
+    ...(maxText !== undefined ? { maxTargetFailures: Number(maxText) } : {}), ...(v.json === true ? { json: true } : {}) };
 }
 
 /** Progress of a sweep: every failed run as it happens, and one line as each seed is done. */
@@ -179,62 +174,127 @@ function reachOf(kind: TargetKind, given: ReadonlyMap<string, string>): TargetRe
   return undefined;
 }
 
+/** One run in `ptlab run --json`: its identity, verdict and reason; the details are in its result.json. */
+interface JsonRun {
+  readonly scenario: string;
+  readonly target: string;
+  readonly profile: string;
+  readonly seed: number;
+  readonly verdict: string;
+  readonly reason?: string;
+}
+
+/** The exit status of a finished suite: a signal's, "incomplete", "a verdict failed", or success. */
+function exitOf(outcome: SuiteOutcome, signal: StopSignal | undefined): number {
+  if (signal !== undefined) return STOP_SIGNALS[signal];
+  if (outcome.incomplete || outcome.junitError) return EXIT.incomplete;
+  return outcome.results.some((r) => r.verdict === 'fail') ? EXIT.failed : EXIT.ok;
+}
+
+/** Catches the stop signals for the length of a suite: the first stops after the current run, the next stops the target at once. */
+class SignalStop {
+  readonly soft = new AbortController();
+  readonly hard = new AbortController();
+  first: StopSignal | undefined;
+  private readonly handlers = new Map<StopSignal, () => void>();
+
+  constructor(private readonly io: CliIo) {
+    // Our own listeners stay on for the whole suite: without them, execa's signal-exit hook would
+    // re-raise the signal and end the process before the VM is disposed.
+    for (const sig of Object.keys(STOP_SIGNALS) as StopSignal[]) {
+      const h = (): void => this.on(sig);
+      this.handlers.set(sig, h);
+      process.on(sig, h);
+    }
+  }
+
+  private on(sig: StopSignal): void {
+    if (this.hard.signal.aborted) {
+      this.io.err(`ptlab run: ${sig} again while stopping; exiting now`);
+      process.exit(STOP_SIGNALS[this.first ?? sig]);
+    }
+    if (this.soft.signal.aborted) {
+      this.io.err(`ptlab run: ${sig}: stopping the target now; the summary and junit.xml follow`);
+      this.hard.abort(new Error(sig));
+      return;
+    }
+    this.first = sig;
+    this.io.err(`ptlab run: ${sig}: stopping after the current run (again to stop the target at once)`);
+    this.soft.abort(new Error(sig));
+  }
+
+  [Symbol.dispose](): void {
+    for (const [sig, h] of this.handlers) process.removeListener(sig, h);
+  }
+}
+
 /** `ptlab run`. */
 export async function runCommand(argv: string[], cli: CliIo): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) { cli.out(USAGE); return 0; }
   // A reader of stdout that goes away (`ptlab run --all | head`) does not stop the suite: its run
   // directories, junit.xml and exit status still say what happened.
   const io: CliIo = { err: (s) => cli.err(s), out: (s) => { try { cli.out(s); } catch (e) { if (!(e instanceof OutputClosedError)) throw e; } } };
-  let plan: SuitePlan;
+  let plan: RunRequest;
   try {
+    if (argv.includes('--help') || argv.includes('-h')) { io.out(`${USAGE}\n${EXIT_TABLE}`); return EXIT.ok; }
     plan = parseRunArgs(argv);
   } catch (e) {
     if (!(e instanceof PtError)) throw e;
     io.err(`ptlab run: ${e.message}\n${USAGE}`);
-    return 2;
+    return EXIT.usage;
   }
   const where = plan.reach?.kind === 'qemu' ? `qemu (--pt ${plan.reach.pt}, --accel ${plan.reach.accel})` : plan.reach?.kind === 'ssh' ? `ssh:${plan.reach.host}` : plan.target;
   const profiles = plan.reach && !(plan.reach.kind === 'qemu' && plan.reach.pt === 'model') ? 'the CPU\'s own profile' : `${plan.profiles.length} profile(s)`;
   const sweep = plan.lastSeed !== undefined;
   const seedsText = sweep ? `seeds ${plan.seed}-${plan.lastSeed}` : `seed ${plan.seed}`;
-  io.out(`ptlab run: ${plan.scenarios.length} scenario(s) × ${profiles} on ${where}, ${seedsText}${plan.knobs?.length ? `, knobs ${plan.knobs.join(',')}` : ''} → ${plan.out}`);
-  // Ctrl-C: stop after the current run; the suite disposes the target (stops the VM) on its way out.
-  // A second Ctrl-C exits at once (execa's exit hook still kills QEMU). The listener stays on for the
-  // whole suite: with no listener of ours, execa's signal-exit hook would re-raise SIGINT and kill
-  // the process before the VM is disposed.
-  const stop = new AbortController();
-  const onSigint = (): void => {
-    if (stop.signal.aborted) {
-      io.err('ptlab run: interrupted again; exiting now');
-      process.exit(EXIT_INTERRUPTED);
-    }
-    io.err('ptlab run: interrupted; stopping after the current run (Ctrl-C again to exit at once)');
-    stop.abort(new Error('SIGINT'));
+  // Progress and diagnostics go to stderr; stdout has the summary (or the --json document) only.
+  io.err(`ptlab run: ${plan.scenarios.length} scenario(s) × ${profiles} on ${where}, ${seedsText}${plan.knobs?.length ? `, knobs ${plan.knobs.join(',')}` : ''} → ${plan.out}`);
+  const live = cli.status;
+  const show = (line: string, keep: boolean): void => {
+    if (live && !keep) live(line);
+    else { live?.(''); io.err(line); }
   };
-  process.on('SIGINT', onSigint);
-  let results;
+  const progress = sweep ? sweepProgress({ out: (l) => show(l, true), err: io.err }, plan)
+    : (r: ResultJson, i: number, n: number, ms: number) => show(progressLine(r, i, n, ms), r.verdict !== 'pass' && r.verdict !== 'skip');
+  using stop = new SignalStop(io);
+  let outcome: SuiteOutcome;
   try {
-    results = await runSuite(plan, {
-      progress: sweep ? sweepProgress(io, plan) : (r, i, total, ms) => io.out(progressLine(r, i, total, ms)),
-      opened: (t) => { if (t.kind !== 'sim') io.out(`ptlab run: ${t.description} is ready`); },
-      signal: stop.signal,
+    outcome = await runSuite(plan, {
+      progress,
+      opened: (t) => { if (t.kind !== 'sim') io.err(`ptlab run: ${t.description} is ready`); },
+      signal: stop.soft.signal,
+      now: stop.hard.signal,
     });
   } catch (e) {
+    live?.('');
     if (e instanceof TargetUnavailableError) {
       io.err(`ptlab run: cannot use the target: ${e.message}${e.hint ? `\nptlab run: ${e.hint}` : ''}`);
-      return EXIT_TARGET_UNAVAILABLE;
+      return EXIT.unavailable;
     }
-    if (e instanceof PtError && e.code === 'aborted' && stop.signal.aborted) {
-      io.err(`ptlab run: ${e.message}; run directories so far and junit.xml are in ${plan.out}`);
-      return EXIT_INTERRUPTED;
+    if (e instanceof PtError && e.code === 'aborted' && stop.first !== undefined) {
+      io.err(`ptlab run: ${e.message}`);
+      return STOP_SIGNALS[stop.first];
     }
     if (!(e instanceof PtError) || e.code !== 'bad_config') throw e;
     io.err(`ptlab run: ${e.message}`);
-    return 2;
-  } finally {
-    process.removeListener('SIGINT', onSigint);
+    return EXIT.usage;
+  }
+  live?.('');
+  const code = exitOf(outcome, stop.first);
+  if (outcome.disposeError) io.err(`ptlab run: stopping the target: ${outcome.disposeError}`);
+  if (outcome.junitError) io.err(`ptlab run: cannot write ${plan.out}/junit.xml: ${outcome.junitError}`);
+  if (outcome.incomplete) io.err(`ptlab run: INCOMPLETE: ${outcome.incomplete.reason}`);
+  const results = outcome.results;
+  if (plan.json) {
+    const count = (v: string): number => results.filter((r) => r.verdict === v).length;
+    const runs: JsonRun[] = results.map((r) => ({ scenario: r.scenario, target: r.target, profile: r.profile, seed: r.seed, verdict: r.verdict, ...(r.reason === undefined ? {} : { reason: r.reason }) }));
+    io.out(JSON.stringify({
+      out: plan.out, target: where, seeds: { from: plan.seed, to: plan.lastSeed ?? plan.seed },
+      counts: { runs: results.length, passed: count('pass'), failed: count('fail'), skipped: count('skip'), errors: count('error') },
+      ...(outcome.incomplete ? { incomplete: outcome.incomplete } : {}), exitCode: code, junit: `${plan.out}/junit.xml`, runs,
+    }));
+    return code;
   }
   const kept = sweep ? `${plan.out}/seed-<S>/<scenario>/<profile>/${(plan.keep ?? 'failed') === 'failed' ? ' (failed runs only)' : ''}` : `${plan.out}/<scenario>/<profile>/`;
-  io.out(`\n${sweep ? sweepTable(results) : summaryTable(results)}run directories: ${kept}, junit: ${plan.out}/junit.xml`);
-  return results.some((r) => r.verdict === 'fail') ? 1 : 0;
+  io.out(`${sweep ? sweepTable(results) : summaryTable(results)}${outcome.incomplete ? `INCOMPLETE: ${outcome.incomplete.reason}\n` : ''}run directories: ${kept}, junit: ${plan.out}/junit.xml`);
+  return code;
 }

@@ -1,0 +1,37 @@
+// ptlab's exit statuses, one table for every command, `--help` and the README (docs/exit-codes.md).
+// A lab's scripts branch on them, so each means one thing.
+
+/** Exit statuses, by meaning. */
+export const EXIT = {
+  /** Everything asked for was done, and nothing failed. */
+  ok: 0,
+  /** run: a verdict failed. dump/flow: the input had decode errors (unless --tolerate-errors). doctor: no real-PT run is possible here. */
+  failed: 1,
+  /** The command line is wrong, or names an input that cannot be read (nothing was run or written). */
+  usage: 2,
+  /** The environment or target is not available: no QEMU, no image, no PT, SSH refused. */
+  unavailable: 3,
+  /** The target died or kept failing, or a file could not be written: the run is incomplete (junit.xml says so). */
+  incomplete: 4,
+  /** Stopped by SIGHUP (128 + 1), after cleaning up. */
+  sighup: 129,
+  /** Stopped by SIGINT (Ctrl-C; 128 + 2), after cleaning up. */
+  sigint: 130,
+  /** Stopped by SIGTERM (128 + 15), after cleaning up. */
+  sigterm: 143,
+} as const;
+
+/** The signals `ptlab run` stops cleanly on, with the status each leaves. */
+export const STOP_SIGNALS = { SIGINT: EXIT.sigint, SIGTERM: EXIT.sigterm, SIGHUP: EXIT.sighup } as const;
+export type StopSignal = keyof typeof STOP_SIGNALS;
+
+/** The table as `ptlab --help` prints it. */
+export const EXIT_TABLE = [
+  'exit status:',
+  `  ${EXIT.ok}    success`,
+  `  ${EXIT.failed}    a verdict failed (run), decode errors (dump, flow), no real PT here (doctor)`,
+  `  ${EXIT.usage}    usage error, or an input file that cannot be read: nothing was run`,
+  `  ${EXIT.unavailable}    environment or target unavailable (no QEMU, no image, no PT, SSH failed)`,
+  `  ${EXIT.incomplete}    incomplete: the target died or kept failing, or a file could not be written`,
+  `  ${EXIT.sighup}  ${EXIT.sigint}  ${EXIT.sigterm}   stopped by SIGHUP, SIGINT, SIGTERM (after cleaning up; junit.xml marks the suite incomplete)`,
+].join('\n');
