@@ -22,7 +22,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     load: async () => (await import('./commands/flow.js')).flowCommand,
   },
   doctor: {
-    summary: 'doctor                           what this host can run: QEMU, KVM, Intel PT, pt_mode, QEMU intel-pt',
+    summary: 'doctor [--json]                  what this host can run: QEMU, KVM, Intel PT, pt_mode, QEMU intel-pt',
     load: async () => (await import('./commands/doctor.js')).doctorCommand,
   },
   list: {
@@ -31,7 +31,8 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   },
   run: {
     summary: 'run SCENARIO…|--all [--target sim|qemu|ssh] [--pt model|hardware] [--accel auto|tcg|kvm] [--cpu PROFILE|all]\n' +
-      '          [--seed N] [--out DIR] [--knob NAME]… [--host H --port P --user U --key F --known-host F]\n' +
+      '          [--seed N|--seeds A-B] [--out DIR] [--json] [--max-target-failures N] [--knob NAME]…\n' +
+      '          [--host H --port P --user U --key F --known-host F]\n' +
       '                                   run scenarios (default: every profile), one run directory each; exit 1 on any fail',
     load: async () => (await import('./commands/run.js')).runCommand,
   },
