@@ -18,6 +18,8 @@ export interface ResultJson {
   readonly reason?: string;
   readonly expectations: readonly Expectation[];
   readonly figures: Figures;
+  /** The libipt command lines that decode this run's trace.pt as ptlab did (run inside the run directory). */
+  readonly libipt?: { readonly ptdump: string; readonly ptxed: string };
 }
 
 /** pass when every expectation holds (and there is at least one); fail otherwise; skip when `skipReason` is set. */
@@ -38,6 +40,7 @@ export function resultJsonText(r: ResultJson): string {
   const ordered = {
     scenario: r.scenario, target: r.target, profile: r.profile, seed: r.seed, verdict: r.verdict,
     ...(r.reason === undefined ? {} : { reason: r.reason }), expectations: r.expectations, figures: r.figures,
+    ...(r.libipt === undefined ? {} : { libipt: r.libipt }),
   };
   return `${JSON.stringify(ordered, null, 2)}\n`;
 }

@@ -5,6 +5,7 @@
 import { mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { LossLedger } from '../../driver/collect/ledger.js';
+import type { CpuIdentity, TraceTiming } from './interop.js';
 import { resultJsonText, type ResultJson } from './result.js';
 
 /** image.json: where the workload's code sits, and the CPU's leaf 14H. */
@@ -15,6 +16,10 @@ export interface ImageJson {
   /** Leaf 0x14 sub-leaves as read by the probe: {subleaf, eax, ebx, ecx, edx} in hex. */
   readonly cpuid14: readonly { readonly subleaf: number; readonly eax: string; readonly ebx: string; readonly ecx: string; readonly edx: string }[];
   readonly profile: string;
+  /** The CPU as CPUID names it (libipt's --cpu: its errata depend on it). */
+  readonly cpu: CpuIdentity;
+  /** The timing parameters of the trace (libipt's --mtc-freq, --nom-freq, --cpuid-0x15.*). */
+  readonly timing: TraceTiming;
 }
 
 /** Everything of a run but its verdict. */

@@ -18,6 +18,8 @@ import { ScenarioContext } from '../scenarios/context.js';
 import type { Scenario, ScenarioEnv, TargetKind } from '../scenarios/scenario.js';
 import { errorResult, verdictOf, type ResultJson } from '../report/result.js';
 import { commit, discard, RUN_FILES, stage, writeArtifacts, writeVerdict, type RunArtifacts } from '../report/run-dir.js';
+import { identityOf, libiptCommands, vendorOf, type CpuIdentity, type TraceTiming } from '../report/interop.js';
+import { DEFAULT_CLOCK } from '../sim/trace/clock.js';
 import { compareFlowWithTruth } from './flow-check.js';
 import { SimSuiteTarget, targetFailure, type RunCpu, type SuiteTarget } from './suite-target.js';
 import { SIM_DEFAULTS } from './targets.js';
@@ -85,11 +87,14 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
         const lost = on.lost?.();
         return lost !== undefined ? `the target died: ${lost}` : failure !== undefined ? `the target failed: ${failure}` : undefined;
       };
+      let libipt: ResultJson['libipt'];
       if (broken() === undefined) {
         try {
           const artifacts = await artifactsOf(ctx, rec, cpu, p);
           await release();
           await writeArtifacts(tmp, artifacts);
+          const im = artifacts.imageJson;
+          libipt = libiptCommands(im.cpu, im.timing, BigInt(im.base));
         } catch (e) {
           failure = targetFailure(e);
           if (broken() === undefined) throw e;
@@ -113,7 +118,7 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
       if (target !== 'sim') ctx.figure('targetDescription', cpu.description);
       if (knobs.length) ctx.figure('knobs', knobs.join(','));
       if (faults.length) ctx.figure('driverFaults', faults.join(','));
-      const r: ResultJson = { ...base, ...verdictOf(ctx.expectations), expectations: ctx.expectations, figures: ctx.figures };
+      const r: ResultJson = { ...base, ...verdictOf(ctx.expectations), expectations: ctx.expectations, figures: ctx.figures, ...(libipt ? { libipt } : {}) };
       await writeVerdict(tmp, r);
       return await finish(r);
     } finally {
@@ -130,6 +135,7 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
 async function artifactsOf(ctx: ScenarioContext, rec: RecordingTarget, cpu: RunCpu, p: CpuProfile): Promise<RunArtifacts> {
   const probed = ctx.probed ?? await probe(cpu.target, 0);
   const w = ctx.workloadUsed ?? ctx.workload();
+  const { identity, timing } = await interopOf(cpu, ctx.request?.mtc?.freq ?? null);
   return {
     transcript: rec.jsonl(),
     trace: ctx.result?.stream ?? new Uint8Array(0),
@@ -139,8 +145,26 @@ async function artifactsOf(ctx: ScenarioContext, rec: RecordingTarget, cpu: RunC
     imageJson: {
       base: hex(w.base), entry: hex(w.entry), bytes: w.image.length,
       cpuid14: leaf14(probed).map((c) => ({ subleaf: c.subleaf, eax: hex(c.regs.eax >>> 0), ebx: hex(c.regs.ebx >>> 0), ecx: hex(c.regs.ecx >>> 0), edx: hex(c.regs.edx >>> 0) })),
-      profile: p.name,
+      profile: p.name, cpu: identity, timing,
     },
     ...(cpu.model ? { truth: (ctx.truthFilter ?? ((l: readonly string[]) => l))(cpu.model.truth(0)).map((l) => `${l}\n`).join('') } : {}),
   };
+}
+
+/** MSR_PLATFORM_INFO: bits 15:8 are the maximum non-turbo ratio. */
+const MSR_PLATFORM_INFO = 0xce;
+
+/**
+ * The CPU's identity and the trace's timing parameters, read from the run's CPU (not recorded in the
+ * transcript). The model has no MSR_PLATFORM_INFO: its ratio is its clock's (DEFAULT_CLOCK.p1).
+ */
+async function interopOf(cpu: RunCpu, mtcFreq: number | null): Promise<{ identity: CpuIdentity; timing: TraceTiming }> {
+  const t = cpu.target;
+  const l0 = await t.cpuid(0, 0), l1 = await t.cpuid(1, 0);
+  const identity = identityOf(vendorOf(l0.ebx, l0.ecx, l0.edx), l1.eax);
+  const l15 = (l0.eax >>> 0) >= 0x15 ? await t.cpuid(0x15, 0) : undefined;
+  const cpuid15 = l15 && l15.eax !== 0 && l15.ebx !== 0 ? { eax: l15.eax >>> 0, ebx: l15.ebx >>> 0 } : null;
+  const nomFreq = cpu.model ? DEFAULT_CLOCK.p1
+    : await t.rdmsr(0, MSR_PLATFORM_INFO).then((v) => Number((v >> 8n) & 0xffn), () => null);
+  return { identity, timing: { mtcFreq, nomFreq, cpuid15 } };
 }

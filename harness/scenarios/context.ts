@@ -105,6 +105,8 @@ export class ScenarioContext {
   readonly figures: Figures = {};
   /** The workload whose image goes to image.bin (the first one made). */
   workloadUsed: GeneratedWorkload | undefined;
+  /** The request of the last trace run (image.json timing: its MTCFreq). */
+  request: TraceRequest | undefined;
   /** The driver run whose stream and ledger go to trace.pt and losses.json. */
   result: TraceResult | undefined;
   /** The probe of the run (image.json cpuid14), also set by `probeOnly`. */
@@ -188,6 +190,7 @@ export class ScenarioContext {
   /** One driver trace run (open → start → events → stop → collect → free); its artifacts go to the run directory. */
   async trace(req: TraceRequest, o: TraceOpts = {}): Promise<TraceResult> {
     const w = o.workload ?? this.workload();
+    this.request = req;
     const sim = this.sim;
     // The model's CPU is stopped while the driver's handler runs (DESIGN.md "How the model runs"): the
     // meter shows whether it retired a branch or wrote a byte in the window.

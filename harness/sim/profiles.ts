@@ -4,6 +4,7 @@
 // each profile's `description`.
 import { decodePtCaps, ZERO_REGS, type CpuidRegs, type PtCaps } from '../../driver/hw/cpuid.js';
 import { PtError } from '../../driver/errors.js';
+import { DEFAULT_CLOCK } from './trace/clock.js';
 
 /** The `--cpu` names. */
 export const PROFILE_NAMES = ['broadwell', 'skylake', 'icelake', 'sapphire-rapids', 'kvm-guest', 'full'] as const;
@@ -121,6 +122,8 @@ function buildLeaves(s: LeafSpec): Map<string, CpuidRegs> {
   // Component 8: 0x80 bytes, supervisor (ECX[0]=1), no 64-byte alignment (spec/cpuid.md §4, xsave.md §1).
   if (ptSupported) m.set(cpuidKey(0xd, 8), regs(0x80, 0, 1, 0));
   m.set(cpuidKey(0x14, 0), regs(s.l14.sub1 ? 1 : 0, s.l14.ebx, s.l14.ecx, 0));
+  // TSC/ART ratio of the model's clock (EAX denominator, EBX numerator; crystal frequency not given).
+  if (s.maxBasic >= 0x15) m.set(cpuidKey(0x15, 0), regs(DEFAULT_CLOCK.tscArtDen, DEFAULT_CLOCK.tscArtNum, 0, 0));
   if (s.l14.sub1) m.set(cpuidKey(0x14, 1), regs(s.l14.sub1[0], s.l14.sub1[1], 0, 0));
   m.set(cpuidKey(0x8000_0000, 0), regs(0x8000_0008));
   m.set(cpuidKey(0x8000_0008, 0), regs(s.maxPhysAddr | (s.maxLinearAddr << 8)));

@@ -27,7 +27,7 @@ describe('a run directory of a sim run', () => {
   });
 
   test('result.json has the documented keys in order', async () => {
-    expect(Object.keys(await json('result.json'))).toEqual(['scenario', 'target', 'profile', 'seed', 'verdict', 'expectations', 'figures']);
+    expect(Object.keys(await json('result.json'))).toEqual(['scenario', 'target', 'profile', 'seed', 'verdict', 'expectations', 'figures', 'libipt']);
   });
 
   test('result.json names the run and its verdict', async () => {
@@ -54,10 +54,26 @@ describe('a run directory of a sim run', () => {
     expect(Object.keys(await json('losses.json'))).toEqual(['written', 'collected', 'dropped', 'lost']);
   });
 
-  test('image.json has base, entry, bytes, cpuid14 and profile; bytes is the size of image.bin', async () => {
+  test('image.json has base, entry, bytes, cpuid14, profile, cpu and timing; bytes is the size of image.bin', async () => {
     const im = await json('image.json');
     const bin = await readFile(join(dir, 'image.bin'));
-    expect([Object.keys(im), im.bytes, im.base, im.profile]).toEqual([['base', 'entry', 'bytes', 'cpuid14', 'profile'], bin.length, '0x10000000', 'skylake']);
+    expect([Object.keys(im), im.bytes, im.base, im.profile]).toEqual([['base', 'entry', 'bytes', 'cpuid14', 'profile', 'cpu', 'timing'], bin.length, '0x10000000', 'skylake']);
+  });
+
+  test('image.json names the CPU as CPUID does (Skylake client 6/0x5e/3) and the timing libipt needs', async () => {
+    // The model's clock: TSC/ART = 2/1 (CPUID.15H EBX/EAX), maximum non-turbo ratio 32; topa-grow's trace has MTC at MTCFreq 0.
+    const im = await json('image.json');
+    expect([im.cpu, im.timing]).toEqual([
+      { vendor: 'GenuineIntel', family: 6, model: 0x5e, stepping: 3 },
+      { mtcFreq: 0, nomFreq: 32, cpuid15: { eax: 1, ebx: 2 } },
+    ]);
+  });
+
+  test('result.json gives the libipt command lines that decode the run as ptlab did', async () => {
+    expect((await json('result.json')).libipt).toEqual({
+      ptdump: 'ptdump --cpu 6/94/3 --mtc-freq 0 --nom-freq 32 --cpuid-0x15.eax 1 --cpuid-0x15.ebx 2 trace.pt',
+      ptxed: 'ptxed --cpu 6/94/3 --mtc-freq 0 --nom-freq 32 --cpuid-0x15.eax 1 --cpuid-0x15.ebx 2 --pt trace.pt --raw image.bin:0x10000000',
+    });
   });
 
   test("image.json cpuid14 has the profile's leaf 14H sub-leaves 0 and 1", async () => {
