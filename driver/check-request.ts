@@ -1,5 +1,5 @@
 // Refuse, before any MSR is written, everything a request asks that the CPU
-// does not enumerate (issue 4 item 1; spec/cpuid.md; spec/msrs.md §3.1–§3.3
+// does not enumerate (issue 4 item 1; docs/sdm/cpuid.md; docs/sdm/msrs.md §3.1–§3.3
 // gates and encoding bitmaps). Errors name the capability and the CPUID bit.
 import { UnsupportedError, PtError } from './errors.js';
 import { cpuidBitName, type PtCapFlag, type PtCapNumber, type PtCaps } from './hw/cpuid.js';
@@ -11,7 +11,7 @@ function need(caps: PtCaps, cap: PtCapFlag, capability: string): void {
   if (!caps[cap]) throw new UnsupportedError(capability, cpuidBitName(cap));
 }
 
-/** An encoding must have its bit set in a CPUID bitmap (spec/msrs.md §3.3 rules 5–7). */
+/** An encoding must have its bit set in a CPUID bitmap (docs/sdm/msrs.md §3.3 rules 5–7). */
 function needEncoding(caps: PtCaps, bitmap: PtCapNumber, field: string, enc: number): void {
   if (!Number.isInteger(enc) || enc < 0 || enc > 15) throw new PtError('bad_config', `${field} encoding ${enc} is not in 0..15`);
   if (((caps[bitmap] >>> enc) & 1) === 0) {
@@ -53,7 +53,7 @@ function checkOutput(caps: PtCaps, req: TraceRequest): void {
     return;
   }
   need(caps, 'topaOutput', 'ToPA output');
-  // Every policy but single-entry puts several output entries in a table (spec/output.md §4.6).
+  // Every policy but single-entry puts several output entries in a table (docs/sdm/output.md §4.6).
   if (o.policy !== 'single-entry') need(caps, 'topaMultipleEntries', `ToPA policy "${o.policy}" (multiple output entries per table)`);
   topaSizeEncoding(o.regionSize); // topa_error unless 4 KiB << 0..15
   const minRegions = o.policy === 'single-entry' ? 1 : o.policy === 'protect-unread' || o.policy === 'circular-fresh' || o.policy === 'budget' ? 3 : 2;
@@ -75,7 +75,7 @@ function checkOutput(caps: PtCaps, req: TraceRequest): void {
 function checkRanges(caps: PtCaps, req: TraceRequest): void {
   const ranges = req.ranges ?? [];
   if (ranges.length === 0) return;
-  // L14.0.EBX[2] enumerates IP filtering and TraceStop together (spec/cpuid.md).
+  // L14.0.EBX[2] enumerates IP filtering and TraceStop together (docs/sdm/cpuid.md).
   need(caps, 'ipFiltering', ranges.some((r) => r.role === 'tracestop') ? 'IP filtering and TraceStop' : 'IP filtering');
   if (ranges.length > 4 || ranges.length > caps.numAddressRanges) {
     const where = cpuidBitName('numAddressRanges');

@@ -1,6 +1,6 @@
 // Saving and restoring trace state at a context switch (issue 4 item 5):
-// manually with RDMSR/WRMSR (spec/xsave.md §5: CTL first on save, last on
-// restore) or with XSAVES/XRSTORS of state component 8 (spec/xsave.md §2–§4),
+// manually with RDMSR/WRMSR (docs/sdm/xsave.md §5: CTL first on save, last on
+// restore) or with XSAVES/XRSTORS of state component 8 (docs/sdm/xsave.md §2–§4),
 // where the CPU enumerates XSAVES and IA32_XSS[8].
 import { PtError, UnsupportedError } from './errors.js';
 import { traceEnOf, withoutTraceEn } from './ctl.js';
@@ -14,7 +14,7 @@ import type { PtImage } from './pmi/handler.js';
 import { rd, wr, type StepOp, type TargetIo } from './io.js';
 
 const CTL = IA32_RTIT_CTL.address;
-/** The MSRs the CPU itself changes while tracing: they must be read back at every save (spec/xsave.md §5 step 3). */
+/** The MSRs the CPU itself changes while tracing: they must be read back at every save (docs/sdm/xsave.md §5 step 3). */
 const LIVE = [IA32_RTIT_OUTPUT_BASE.address, IA32_RTIT_OUTPUT_MASK_PTRS.address, IA32_RTIT_STATUS.address] as const;
 
 /** A saved trace context. */
@@ -29,7 +29,7 @@ export function readImage(s: SavedContext): PtImage {
   return { ctl: st.IA32_RTIT_CTL, outputBase: st.IA32_RTIT_OUTPUT_BASE, maskPtrs: st.IA32_RTIT_OUTPUT_MASK_PTRS, status: st.IA32_RTIT_STATUS };
 }
 
-/** `s` with `img`'s output state: the XSAVE area is edited in place (spec/xsave.md §1.1 offsets); a manual save is copied. */
+/** `s` with `img`'s output state: the XSAVE area is edited in place (docs/sdm/xsave.md §1.1 offsets); a manual save is copied. */
 export function writeImage(s: SavedContext, img: PtImage): SavedContext {
   if (s.kind === 'manual') return { kind: 'manual', ctl: s.ctl, live: [img.outputBase, img.maskPtrs, img.status] };
   const bytes = componentOf(s.area);
@@ -55,7 +55,7 @@ function componentOf(area: Uint8Array): Uint8Array {
   return bytes;
 }
 
-/** Throws UnsupportedError unless the CPU can XSAVES PT state (spec/xsave.md §1: CPUID.(0DH,1):EAX[3] and ECX[8]). */
+/** Throws UnsupportedError unless the CPU can XSAVES PT state (docs/sdm/xsave.md §1: CPUID.(0DH,1):EAX[3] and ECX[8]). */
 // Stryker disable all: reached only through the guarded constructor call above (checkRequest refuses first)
 export function requireXsavesPt(caps: PtCaps): void {
   if (!caps.xsaves) throw new UnsupportedError('XSAVES/XRSTORS', cpuidBitName('xsaves'));
@@ -68,7 +68,7 @@ export class ContextSwitcher {
   /**
    * `software`: the CR3_MATCH/ADDRn writes this context owns (only software changes them), written
    * again at restore. With XSAVES, component 8 holds ADDR0/ADDR1 only; ADDR2/ADDR3 are switched by
-   * hand (spec/xsave.md §1.1).
+   * hand (docs/sdm/xsave.md §1.1).
    */
   constructor(
     private readonly io: TargetIo,
@@ -84,7 +84,7 @@ export class ContextSwitcher {
   /** Save: CTL first (read, then clear TraceEn), then the MSRs the CPU updates. */
   async save(): Promise<SavedContext> {
     if (this.mode === 'xsaves') {
-      // XSAVES saves CTL, clears TraceEn, then saves the other 8 (spec/xsave.md §2).
+      // XSAVES saves CTL, clears TraceEn, then saves the other 8 (docs/sdm/xsave.md §2).
       const area = await this.io.xsaves(PT_STATE_BIT);
       const extra = await this.io.batch(this.handSwitched().map((o) => rd(o.msr, `save: ${o.step}`)));
       return { kind: 'xsaves', area, extra };

@@ -1,10 +1,10 @@
 // Several software contexts on one CPU (issue 9 item 1, 3): each has its own
 // workload, its own PT configuration and output (a TraceSession), and the
 // driver's context switch runs between them at every `slice` event — the
-// situation XSAVES/XRSTORS of PT state exist for (spec/xsave.md §2–§4).
+// situation XSAVES/XRSTORS of PT state exist for (docs/sdm/xsave.md §2–§4).
 //
 // A ToPA PMI can then arrive while another context is loaded: its INT region
-// filled just before the switch, and the PMI (imprecise, spec/output.md §4.5)
+// filled just before the switch, and the PMI (imprecise, docs/sdm/output.md §4.5)
 // was delivered after XSAVES. Without PMI preservation the handler must edit
 // the switched-out context's tables and saved image, not the MSRs, which hold
 // someone else's state (the SDM's motivating case for the ToPA PMI across

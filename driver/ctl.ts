@@ -1,9 +1,9 @@
-// The IA32_RTIT_CTL value of a request (spec/msrs.md §3.1), built from the
+// The IA32_RTIT_CTL value of a request (docs/sdm/msrs.md §3.1), built from the
 // field table, never from bare shifts (STYLE §3).
 import { IA32_RTIT_CTL } from './hw/msrs.js';
 import type { TraceRequest } from './request.js';
 
-/** ADDRn_CFG encodings (spec/msrs.md §3.2). */
+/** ADDRn_CFG encodings (docs/sdm/msrs.md §3.2). */
 const ADDR_CFG_ROLE = { filter: 1, tracestop: 2 } as const;
 const ADDR_CFG = ['ADDR0_CFG', 'ADDR1_CFG', 'ADDR2_CFG', 'ADDR3_CFG'] as const;
 

@@ -8,7 +8,7 @@ import { PtError } from './errors.js';
 
 /** One deliberate driver bug, named for the rule it breaks. */
 export type DriverFault =
-  /** PMI handler: CTL (TraceEn=1) is restored before the ToPA tables are refilled (spec/output.md §7.1: refill with TraceEn=0). */
+  /** PMI handler: CTL (TraceEn=1) is restored before the ToPA tables are refilled (docs/sdm/output.md §7.1: refill with TraceEn=0). */
   | 'restore-ctl-before-refill'
   /** PMI handler: CTL is restored before STATUS and the output pointers are rewritten (§7.2: those writes need TraceEn=0). */
   | 'restore-ctl-before-pointers'
@@ -16,7 +16,7 @@ export type DriverFault =
   | 'skip-pend-clear'
   /** PMI handler: the LVT entry is unmasked before PendTopaPMI is cleared and [55] acknowledged (§7.4 rule 2). */
   | 'unmask-before-clear'
-  /** PMI handler: GLOBAL_STATUS[55] is never acknowledged through IA32_PERF_GLOBAL_STATUS_RESET (spec/msrs.md §11). */
+  /** PMI handler: GLOBAL_STATUS[55] is never acknowledged through IA32_PERF_GLOBAL_STATUS_RESET (docs/sdm/msrs.md §11). */
   | 'skip-global-ack'
   /** PMI handler: the "not a ToPA PMI" test is inverted (GLOBAL_STATUS[55] clear is taken as a ToPA PMI). */
   | 'invert-not-topa'
@@ -24,15 +24,15 @@ export type DriverFault =
   | 'skip-final-settle'
   /** Open: the fail-safe refusal to program a CPU someone else traces on (TraceEn=1) is skipped. */
   | 'no-fail-safe'
-  /** Manual context restore: CTL (TraceEn=1) is written first instead of last (spec/xsave.md §5). */
+  /** Manual context restore: CTL (TraceEn=1) is written first instead of last (docs/sdm/xsave.md §5). */
   | 'manual-restore-ctl-first'
-  /** Manual context save: the output MSRs are read before TraceEn is cleared (inexact while tracing: spec/msrs.md §5). */
+  /** Manual context save: the output MSRs are read before TraceEn is cleared (inexact while tracing: docs/sdm/msrs.md §5). */
   | 'manual-save-before-stop'
   /** Several contexts: a ToPA PMI is always taken as the loaded context's, never as a switched-out one's (contexts.ts). */
   | 'ignore-switched-out'
   /** PMI handler: GLOBAL_STATUS[55] is acknowledged again although the top half did (a newer PMI's [55] can be lost). */
   | 'double-ack'
-  /** Context restore: STATUS.PendPSB of the saved state is cleared before it is loaded (a PSB owed at the save is lost: spec/output.md §7.4). */
+  /** Context restore: STATUS.PendPSB of the saved state is cleared before it is loaded (a PSB owed at the save is lost: docs/sdm/output.md §7.4). */
   | 'drop-pend-psb';
 
 /** What each fault breaks, in one line (ptlab list, result.json figures). */

@@ -1,4 +1,4 @@
-// Programming the PT unit (DESIGN.md step 3, spec/msrs.md, spec/xsave.md §5
+// Programming the PT unit (docs/design.md step 3, docs/sdm/msrs.md, docs/sdm/xsave.md §5
 // notes): the enable and disable sequences, each ONE msrBatch round trip.
 import { PtError } from './errors.js';
 import { ctlFor, traceEnOf, withoutTraceEn } from './ctl.js';
@@ -14,7 +14,7 @@ import type { TraceRequest } from './request.js';
 const CTL = IA32_RTIT_CTL.address, STATUS = IA32_RTIT_STATUS.address;
 const BASE = IA32_RTIT_OUTPUT_BASE.address, MASK = IA32_RTIT_OUTPUT_MASK_PTRS.address;
 
-/** What the disable sequence read (exact: TraceEn=0, spec/output.md §2). */
+/** What the disable sequence read (exact: TraceEn=0, docs/sdm/output.md §2). */
 export interface StopState extends HwPointers {
   readonly status: bigint;
   readonly stopped: boolean;
@@ -55,7 +55,7 @@ export class Programmer {
     const ctl = ctlFor(this.req, true);
     const ops: StepOp[] = [
       wr(CTL, withoutTraceEn(ctl), 'enable: TraceEn=0'),
-      // A fresh trace: clear Stopped/Error, PacketByteCnt=0 so it starts with PSB+ (spec/msrs.md §4).
+      // A fresh trace: clear Stopped/Error, PacketByteCnt=0 so it starts with PSB+ (docs/sdm/msrs.md §4).
       wr(STATUS, 0n, 'enable: STATUS=0'),
       wr(BASE, out.outputBase, 'enable: OUTPUT_BASE'),
       wr(MASK, out.maskPtrs, 'enable: OUTPUT_MASK_PTRS'),

@@ -1,8 +1,8 @@
-// What a user asks one trace run for (DESIGN.md "One trace run"): the output
-// scheme and its sizes, and the IA32_RTIT_CTL options (spec/msrs.md §3.1).
+// What a user asks one trace run for (docs/design.md "One trace run"): the output
+// scheme and its sizes, and the IA32_RTIT_CTL options (docs/sdm/msrs.md §3.1).
 // `checkRequest` (check-request.ts) refuses what the CPU does not enumerate.
 
-/** Where INT and STOP go in the ToPA tables, and what the PMI handler does (spec/output.md §7.1). */
+/** Where INT and STOP go in the ToPA tables, and what the PMI handler does (docs/sdm/output.md §7.1). */
 export type TopaPolicy =
   /** Add entries after the table's last one on each PMI; chain a new table once the table is full. */
   | 'grow'
@@ -12,7 +12,7 @@ export type TopaPolicy =
   | 'circular-fresh'
   /** A reused ring with STOP+INT on the entry before unread data (Linux `pt_buffer_reset_markers`). */
   | 'protect-unread'
-  /** One output entry + END to the table itself (the only layout MENTRY=0 CPUs accept: spec/output.md §4.6). */
+  /** One output entry + END to the table itself (the only layout MENTRY=0 CPUs accept: docs/sdm/output.md §4.6). */
   | 'single-entry'
   /**
    * The SDM algorithm's branch chosen at each PMI under a memory budget (`TopaRequest.budget`):
@@ -27,14 +27,14 @@ export const DEFAULT_TOPA_BUDGET = 1 << 20;
 /** Every ToPA policy, for tables of tests and CLI checks. */
 export const TOPA_POLICIES: readonly TopaPolicy[] = ['grow', 'chain', 'circular-fresh', 'protect-unread', 'single-entry', 'budget'];
 
-/** Single-range output: one circular, size-aligned range (spec/output.md §3). */
+/** Single-range output: one circular, size-aligned range (docs/sdm/output.md §3). */
 export interface SingleRangeRequest {
   readonly scheme: 'single-range';
   /** Bytes: a power of two from 128 B to the target's maximum contiguous allocation. */
   readonly size: number;
 }
 
-/** ToPA output (spec/output.md §4). */
+/** ToPA output (docs/sdm/output.md §4). */
 export interface TopaRequest {
   readonly scheme: 'topa';
   readonly policy: TopaPolicy;
@@ -48,7 +48,7 @@ export interface TopaRequest {
   readonly budget?: number;
 }
 
-/** An address range of IA32_RTIT_ADDRn_A/B with its ADDRn_CFG role (spec/msrs.md §3.2, §8). */
+/** An address range of IA32_RTIT_ADDRn_A/B with its ADDRn_CFG role (docs/sdm/msrs.md §3.2, §8). */
 export interface AddressRange {
   readonly role: 'filter' | 'tracestop';
   /** Inclusive bounds, canonical linear addresses. */
@@ -56,7 +56,7 @@ export interface AddressRange {
   readonly b: bigint;
 }
 
-/** How the driver saves and restores trace state at a `slice` event (spec/xsave.md §2–§5). */
+/** How the driver saves and restores trace state at a `slice` event (docs/sdm/xsave.md §2–§5). */
 export type SwitchMode = 'none' | 'manual' | 'xsaves';
 
 /** Everything a trace run asks of the CPU. Absent options are off. */
@@ -89,7 +89,7 @@ export interface TraceRequest {
   readonly eventTrace?: boolean;
   /** CTL.DisTNT. */
   readonly disTnt?: boolean;
-  /** CTL.InjectPsbPmiOnEnable: PSB and PMI preservation (spec/output.md §7.4). */
+  /** CTL.InjectPsbPmiOnEnable: PSB and PMI preservation (docs/sdm/output.md §7.4). */
   readonly pmiPreservation?: boolean;
   /** Context switching at `slice` events (default 'none'). */
   readonly switching?: SwitchMode;

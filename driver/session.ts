@@ -1,4 +1,4 @@
-// One trace run (DESIGN.md "One trace run, as data flows"): probe → check →
+// One trace run (docs/design.md "One trace run, as data flows"): probe → check →
 // plan → program → run (PMI handler, context switches) → stop → collect.
 // Written against Target and Execution only.
 import { collect, type Collected, type TargetFigures } from './collect/collect.js';
@@ -79,7 +79,7 @@ export class TraceSession {
     return new TraceSession(io, probed, programmer, plan, req, o.meter, faults);
   }
 
-  /** Unmask the LVT PMI entry for ToPA (SDM recipe, spec/output.md §4.5 step 1), then the enable sequence. */
+  /** Unmask the LVT PMI entry for ToPA (SDM recipe, docs/sdm/output.md §4.5 step 1), then the enable sequence. */
   async start(): Promise<void> {
     if (this.plan.scheme === 'topa') await this.io.pmiEnable();
     await this.programmer.enable(this.plan.initial);

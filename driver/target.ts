@@ -1,4 +1,4 @@
-// The one interface between the driver and a CPU (DESIGN.md "The target
+// The one interface between the driver and a CPU (docs/design.md "The target
 // interface"). The sim model, a QEMU guest and a bare-metal lab machine each
 // implement it; the driver never learns which one it has.
 import type { CpuidRegs } from './hw/cpuid.js';
@@ -27,7 +27,7 @@ export type MsrResult =
 
 /** What a physical write holds, for recorders (transcript.ts); targets write the bytes the same either way. */
 export type MemoryContent =
-  /** 8-byte ToPA entries from the start of a table page (spec/output.md §4.2). */
+  /** 8-byte ToPA entries from the start of a table page (docs/sdm/output.md §4.2). */
   | 'topa-table';
 
 /** Options of `PhysMemory.write`. */
@@ -55,7 +55,7 @@ export interface PhysMemory {
 }
 
 /**
- * What runs on the traced CPU (DESIGN.md "Workloads"): real x86-64 code at `base`, entered at
+ * What runs on the traced CPU (docs/design.md "Workloads"): real x86-64 code at `base`, entered at
  * `entry`. `model` is the model's control-flow description; real targets ignore it.
  */
 export interface Workload {
@@ -112,7 +112,7 @@ export interface Target extends AsyncDisposable {
   /** One round trip. Results in order; a #GP is a result and the batch stops there. */
   msrBatch(cpu: number, ops: readonly MsrOp[], opts?: CallOpts): Promise<MsrResult[]>;
   readonly phys: PhysMemory;
-  /** Unmask the LVT performance-monitor entry (the CPU masks it on every PMI: spec/msrs.md §11.1). */
+  /** Unmask the LVT performance-monitor entry (the CPU masks it on every PMI: docs/sdm/msrs.md §11.1). */
   pmiEnable(cpu: number, opts?: CallOpts): Promise<void>;
   /** XSAVES with RFBM = `rfbm` (IA32_XSS[8] set around it); returns the compacted area. */
   xsaves(cpu: number, rfbm: bigint, opts?: CallOpts): Promise<Uint8Array>;
@@ -127,7 +127,7 @@ export interface Target extends AsyncDisposable {
   note?(cpu: number, text: string): void;
 }
 
-/** One line of transcript.jsonl (DESIGN.md "The run directory"); hex strings as in spec/packet-json.md. */
+/** One line of transcript.jsonl (docs/design.md "The run directory"); hex strings as in docs/formats/packet-json.md. */
 export interface TranscriptLine {
   readonly seq: number;
   readonly t_us: number;
@@ -148,7 +148,7 @@ export interface TranscriptLine {
   readonly area?: Readonly<Record<string, string>>;
 }
 
-/** Lowercase hex with 0x and no leading zeros (spec/packet-json.md conventions). */
+/** Lowercase hex with 0x and no leading zeros (docs/formats/packet-json.md conventions). */
 export function hex(v: bigint | number): string {
   return `0x${v.toString(16)}`;
 }

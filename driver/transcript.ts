@@ -1,5 +1,5 @@
 // RecordingTarget: wraps any Target and turns every access into a
-// TranscriptLine (DESIGN.md transcript.jsonl), in order, with seq and t_us.
+// TranscriptLine (docs/design.md transcript.jsonl), in order, with seq and t_us.
 // A batch becomes one line per executed op; a fault is recorded with its text.
 // The driver's memory operations are in the same order: allocation and free,
 // every ToPA entry a table write changed (table, index, decoded entry), other

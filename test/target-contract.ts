@@ -1,4 +1,4 @@
-// The behaviour every Target must show (DESIGN.md "The target interface"): one suite, run
+// The behaviour every Target must show (docs/design.md "The target interface"): one suite, run
 // against the sim for every profile (test/sim/contract.test.ts) and against real targets
 // where they exist. It registers vitest blocks; it is not a test file itself.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -28,7 +28,7 @@ export interface ContractKnobs {
   /** The logical processor to use. Default 0. */
   readonly cpu?: number;
   /**
-   * A workload this target can run to its exit (DESIGN.md "Workloads"), for the `start` section;
+   * A workload this target can run to its exit (docs/design.md "Workloads"), for the `start` section;
    * absent: the target opts out of it (the section is skipped with that reason).
    */
   readonly startWorkload?: Workload;

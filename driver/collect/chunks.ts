@@ -1,5 +1,5 @@
 // The collected stream as it is found: pieces of output regions in the order
-// the CPU wrote them (spec/output.md §8), read from memory at collection time
+// the CPU wrote them (docs/sdm/output.md §8), read from memory at collection time
 // unless they had to be copied earlier (a region about to be reused).
 
 /** One piece of the stream: `length` bytes at physical `addr`, or the copy made before reuse. */

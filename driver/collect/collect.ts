@@ -1,4 +1,4 @@
-// Collection (DESIGN.md step 6): after the final stop, the filled regions in
+// Collection (docs/design.md step 6): after the final stop, the filled regions in
 // write order become one stream, and the ledger says what is missing.
 import type { TargetIo } from '../io.js';
 import type { HwPointers, OutputPlan } from '../output/plan.js';
@@ -31,7 +31,7 @@ export async function stitch(io: TargetIo, chunks: ChunkList): Promise<Uint8Arra
   return out;
 }
 
-/** STATUS at the final stop (spec/msrs.md §4: Error, Stopped). */
+/** STATUS at the final stop (docs/sdm/msrs.md §4: Error, Stopped). */
 export interface FinalStatus {
   readonly error?: boolean;
   readonly stopped?: boolean;
@@ -49,12 +49,12 @@ export async function collect(
   if (plan instanceof SingleRangePlan) await plan.finish(hw, losses, figures.written);
   else await plan.consume(hw);
   // Stopped with the pointer at a full STOP region (OutputOffset = its size): a ToPA STOP fired and no
-  // PMI handler moved past it, so whatever the CPU still had was dropped (spec/output.md §4.4). A
+  // PMI handler moved past it, so whatever the CPU still had was dropped (docs/sdm/output.md §4.4). A
   // TraceStop also sets Stopped but leaves the pointer inside its region, and loses nothing (its
-  // TraceStop packet is in the stream: spec/README.md §4.4).
+  // TraceStop packet is in the stream: docs/sdm/README.md §4.4).
   if (hw.stopped && info.atFullStopEntry) losses.add(plan.chunks.bytes, null, 'stop');
   // STATUS.Error at the stop: the trace ended there; whatever was still buffered never reached memory
-  // (spec/output.md §6). Error stays set from the fault to here (the driver never clears it), so this
+  // (docs/sdm/output.md §6). Error stays set from the fault to here (the driver never clears it), so this
   // is the one place it is recorded, also when a PMI handler saw it first.
   if (hw.error) losses.add(plan.chunks.bytes, null, 'error');
   const stream = await stitch(io, plan.chunks);

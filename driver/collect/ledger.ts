@@ -1,4 +1,4 @@
-// The loss ledger (DESIGN.md "The run directory", losses.json): every byte
+// The loss ledger (docs/design.md "The run directory", losses.json): every byte
 // not collected, and why. Nothing is dropped silently.
 
 /** Why bytes are missing from trace.pt. */

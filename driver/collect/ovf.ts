@@ -1,5 +1,5 @@
 // OVF packets in the collected stream become ledger entries with bytes null
-// (DESIGN.md: the driver cannot know how much the CPU dropped).
+// (docs/design.md: the driver cannot know how much the CPU dropped).
 import { PacketDecoder, PacketKind } from '../decode/index.js';
 
 /** Offsets of every OVF packet in `stream` (packets after the first PSB, libipt's sync rules). */

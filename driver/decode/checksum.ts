@@ -5,7 +5,7 @@
  * FNV-1a over 32-bit words: start `h = 0x811c9dc5`; `mix(w)`:
  * `h = Math.imul(h ^ (w >>> 0), 0x01000193) >>> 0`. For each packet:
  * mix(kind code of PacketKind), mix(size), then the packet's fields in
- * spec/packet-json.md key order: booleans → 0/1; small ints → the value;
+ * docs/formats/packet-json.md key order: booleans → 0/1; small ints → the value;
  * 64-bit values (ip, tsc, cr3, base, cyc value, mnt payload, ptw payload) →
  * mix(lo32) then mix(hi32); `ipc` → the IPBytes number (0,1,2,3,4,6) and `ip`
  * omitted when suppressed; TNT → mix(n), then the result bits value (oldest =

@@ -1,13 +1,13 @@
 // The streaming packet decoder: one switch on the first byte (256-entry class
 // table), manual little-endian reads into uint32 halves, no bigint and no
-// allocation per packet. Header tree: spec/packets.md §2; error classes:
-// libipt 2.0.5 as spec/packets.md §2 lists them (which check comes first,
+// allocation per packet. Header tree: docs/sdm/packets.md §2; error classes:
+// libipt 2.0.5 as docs/sdm/packets.md §2 lists them (which check comes first,
 // e.g. a reserved IPBytes before the length, follows libipt's pt_pkt_read_*);
-// resynchronisation: spec/packet-json.md "Errors and resynchronisation".
+// resynchronisation: docs/formats/packet-json.md "Errors and resynchronisation".
 // decodeBatch() fills a PacketBatch (batch.ts), the frequent packets through
 // the table-driven loop of hot-loop.ts, the rest through this decoder.
 //
-// Differences with libipt 2.0.5, on purpose (task H2, SDM first): BBP, BEP,
+// Differences with libipt 2.0.5, on purpose (the SDM first): BBP, BEP,
 // CFE, EVD and TRIG are decoded (libipt: bad_opc); a `(b & 7) == 4` byte
 // between BBP and BEP is a BIP (libipt: TNT-8); PWRE's HW is byte 2 bit 7
 // (libipt: bit 3, spec §3.17).
@@ -381,7 +381,7 @@ export class PacketDecoder {
       if (!this.final) return false;
       this.setState(S_DONE);
       if (this.everSynced) return false;
-      // spec/packet-json.md: a stream with no PSB at all gives one eos at offset 0.
+      // docs/formats/packet-json.md: a stream with no PSB at all gives one eos at offset 0.
       this.everSynced = true;
       this.setError(this.origin, DecodeError.eos);
       return true;

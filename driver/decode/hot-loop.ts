@@ -87,7 +87,7 @@ const HOT_CHECK = new Int32Array(256);
 const HOT_MUL_A = new Int32Array(256).fill(1);
 const HOT_MUL_LH = new Int32Array(256).fill(1);
 
-/** IP packet kind by opcode bits 4:0 (spec/packets.md §3.3). */
+/** IP packet kind by opcode bits 4:0 (docs/sdm/packets.md §3.3). */
 const IP_KINDS: ReadonlyMap<number, number> = new Map([
   [OPC.TIP, PacketKind.tip], [OPC.TIP_PGE, PacketKind['tip.pge']], [OPC.TIP_PGD, PacketKind['tip.pgd']], [OPC.FUP, PacketKind.fup],
 ]);

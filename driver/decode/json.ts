@@ -1,9 +1,9 @@
-// Packet JSON Lines, exactly as spec/packet-json.md: keys in the fixed order,
+// Packet JSON Lines, exactly as docs/formats/packet-json.md: keys in the fixed order,
 // wide values as lowercase `0x…` hex without leading zeros, error lines
 // `{"off":N,"error":"NAME"}`.
 //
 // Packets newer than libipt 2.0.5 (their own types; fields named after the
-// SDM / spec/packets.md §3.18–§3.20; keys after off, size, type):
+// SDM / docs/sdm/packets.md §3.18–§3.20; keys after off, size, type):
 //   bbp   "sz" (bool: BIPs carry 4-byte values), "block_type" (int, bits 4:0)
 //   bip   "id" (int), "value" (hex; 4 or 8 bytes, the size says which)
 //   bep   "ip" (bool: a FUP follows)
@@ -25,7 +25,7 @@ export function tntBits(n: number, lo: number, hi: number): string {
   return (hi >>> 0).toString(2).padStart(n - 32, '0') + (lo >>> 0).toString(2).padStart(32, '0');
 }
 
-/** packet-json's mode.exec `mode` string from CS.L and CS.D (spec/packets.md §3.5 table). */
+/** packet-json's mode.exec `mode` string from CS.L and CS.D (docs/sdm/packets.md §3.5 table). */
 export function execModeName(csl: number, csd: number): string {
   if (csl === 1) return csd === 1 ? 'unknown' : '64bit';
   return csd === 1 ? '32bit' : '16bit';

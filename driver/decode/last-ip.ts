@@ -1,4 +1,4 @@
-// Last-IP reconstruction (spec/packets.md §5, SDM Vol. 3C "IP Compression"):
+// Last-IP reconstruction (docs/sdm/packets.md §5, SDM Vol. 3C "IP Compression"):
 // a separate small layer over the packet records, kept as two uint32 halves.
 import { PacketKind, type PacketRecord } from './record.js';
 import type { Packet } from './packet.js';

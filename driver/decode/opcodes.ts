@@ -1,8 +1,8 @@
 // Intel PT opcodes, masks and packet sizes as named constants, in the style of
-// libipt's `pt_opcodes.h`. Every value is from spec/packets.md §1–§3 (SDM Vol. 3C
+// libipt's `pt_opcodes.h`. Every value is from docs/sdm/packets.md §1–§3 (SDM Vol. 3C
 // "Packet Definitions"; [new] packets from libipt/perf as the spec notes).
 
-/** First-byte opcodes (spec/packets.md §1). */
+/** First-byte opcodes (docs/sdm/packets.md §1). */
 export const OPC = {
   PAD: 0x00,
   EXT: 0x02,
@@ -19,7 +19,7 @@ export const OPC = {
   BIP: 0x04,
 } as const;
 
-/** Second byte of the `02 xx` extended opcodes (spec/packets.md §1, §2). */
+/** Second byte of the `02 xx` extended opcodes (docs/sdm/packets.md §1, §2). */
 export const EXT = {
   PSB: 0x82,
   TNT_64: 0xa3,
@@ -48,7 +48,7 @@ export const EXT = {
 /** Third byte of the `02 C3 xx` opcodes: only MNT (spec §3.15). */
 export const EXT2_MNT = 0x88;
 
-/** Opcode masks and shifts (spec/packets.md §2, §3). */
+/** Opcode masks and shifts (docs/sdm/packets.md §2, §3). */
 export const OPM = {
   /** IP packets and FUP: opcode bits 4:0. */
   TIP: 0x1f,
@@ -86,7 +86,7 @@ export const PSB_HI = 0x02;
 export const PSB_LO = 0x82;
 export const PSB_REPEAT = 8;
 
-/** Packet sizes in bytes, including the opcode (spec/packets.md §1). */
+/** Packet sizes in bytes, including the opcode (docs/sdm/packets.md §1). */
 export const PTPS = {
   PAD: 1,
   TNT_8: 1,
@@ -121,7 +121,7 @@ export const PTPS = {
   CYC_MAX: 9,
 } as const;
 
-/** IP payload bytes per IPBytes value; -1 = reserved (spec/packets.md §5 table). */
+/** IP payload bytes per IPBytes value; -1 = reserved (docs/sdm/packets.md §5 table). */
 export const IP_PAYLOAD_BYTES: readonly number[] = [0, 2, 4, 6, 6, -1, 8, -1];
 
 /** Maximum TNT results: 6 in TNT-8, 47 in TNT-64 (spec §3.2). */

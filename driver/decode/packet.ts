@@ -1,8 +1,8 @@
 // The Packet discriminated union (STYLE §4): one member per packet of
-// spec/packets.md §1, field names as the keys of spec/packet-json.md. Values
+// docs/sdm/packets.md §1, field names as the keys of docs/formats/packet-json.md. Values
 // are raw payloads (IPs not reconstructed: that is last-ip.ts).
 
-/** IP compression, spelled as packet-json's `ipc` (IPBytes 0,1,2,3,4,6: spec/packets.md §5). */
+/** IP compression, spelled as packet-json's `ipc` (IPBytes 0,1,2,3,4,6: docs/sdm/packets.md §5). */
 export type IpCompression = 'suppressed' | 'update-16' | 'update-32' | 'sext-48' | 'update-48' | 'full';
 
 /** IPBytes → IpCompression; undefined for the reserved values 101b/111b (spec §5). */

@@ -15,7 +15,7 @@ export type PacketKindCode = (typeof PacketKind)[keyof typeof PacketKind];
 /** Decode error codes in `PacketRecord.error`. */
 export const DecodeError = { none: 0, bad_opc: 1, bad_packet: 2, eos: 3 } as const;
 export type DecodeErrorCode = (typeof DecodeError)[keyof typeof DecodeError];
-/** Names of the error codes, libipt's spelling (spec/packet-json.md "Errors"). */
+/** Names of the error codes, libipt's spelling (docs/formats/packet-json.md "Errors"). */
 export const ERROR_NAMES: readonly string[] = ['none', 'bad_opc', 'bad_packet', 'eos'];
 
 const NAMES: string[] = [];

@@ -1,6 +1,6 @@
 // PSB search, compatible with libipt 2.0.5's pt_sync_forward()/pt_find_psb()
 // so that our error/resync output matches a libipt-based dump byte for byte
-// (spec/packet-json.md "Errors and resynchronisation").
+// (docs/formats/packet-json.md "Errors and resynchronisation").
 //
 // libipt scans 64-bit words for the `02 82` pattern, follows the run of
 // `02 82` pairs to its end and takes the LAST 16 bytes of the run as the PSB

@@ -1,5 +1,5 @@
 // CPUID enumeration of Intel PT: one row per capability (Linux `pt_caps[]`,
-// spec/cpuid.md). `PtCaps` is what the driver, the model and the codecs'
+// docs/sdm/cpuid.md). `PtCaps` is what the driver, the model and the codecs'
 // gates all read.
 import { bits, type Gate, type Limit } from './field.js';
 
@@ -21,7 +21,7 @@ interface CapRow {
 const row = (leaf: number, subleaf: number, reg: CpuidReg, hi: number, lo = hi): CapRow => ({ leaf, subleaf, reg, hi, lo });
 
 /**
- * Every capability ptlab reads from CPUID, in the SDM's words (spec/cpuid.md §1–§5).
+ * Every capability ptlab reads from CPUID, in the SDM's words (docs/sdm/cpuid.md §1–§5).
  * Flags are 1-bit rows; counts and bitmaps are wider rows.
  */
 export const PT_CAP_ROWS = {
@@ -91,7 +91,7 @@ export type PtCapNumber = Exclude<PtCapName, PtCapFlag>;
 
 /** What a CPU enumerates about Intel PT, decoded from CPUID. */
 export type PtCaps = { readonly [K in PtCapFlag]: boolean } & { readonly [K in PtCapNumber]: number } & {
-  /** CPUID.0:EAX — leaf 14H is valid only when this is ≥ 14H (spec/cpuid.md §1). */
+  /** CPUID.0:EAX — leaf 14H is valid only when this is ≥ 14H (docs/sdm/cpuid.md §1). */
   readonly maxBasicLeaf: number;
   /** CPUID.0 vendor string, e.g. "GenuineIntel". */
   readonly vendor: string;
@@ -166,7 +166,7 @@ export function rangeGate(n: number): Gate<PtCaps> {
   };
 }
 
-/** Limit of physical-address fields: bits at or above MAXPHYADDR are reserved (spec/msrs.md §5, spec/output.md §4.2). */
+/** Limit of physical-address fields: bits at or above MAXPHYADDR are reserved (docs/sdm/msrs.md §5, docs/sdm/output.md §4.2). */
 export const maxPhysAddrLimit: Limit<{ readonly maxPhysAddr: number }> = {
   cpuid: `${cpuidBitName('maxPhysAddr')} (MAXPHYADDR)`,
   width: (c) => c.maxPhysAddr,

@@ -1,4 +1,4 @@
-// The public surface of driver/hw: SDM codecs and rules, pure functions only (DESIGN.md layers).
+// The public surface of driver/hw: SDM codecs and rules, pure functions only (docs/design.md layers).
 export * from './field.js';
 export * from './cpuid.js';
 export * from './msrs.js';

@@ -1,5 +1,5 @@
 // The local-APIC LVT Performance Monitor entry, through which a ToPA PMI is
-// delivered (spec/msrs.md §11.1; SDM Vol. 3A "Local Vector Table").
+// delivered (docs/sdm/msrs.md §11.1; SDM Vol. 3A "Local Vector Table").
 import { flag, msrDefiner, uint } from './field.js';
 
 /** x2APIC MSR of the LVT Performance Monitor register (xAPIC: MMIO offset 0x340). */
@@ -15,7 +15,7 @@ export const IA32_X2APIC_LVT_PMI = msrDefiner<unknown>()('IA32_X2APIC_LVT_PMI', 
   Mask: flag(16),
 });
 
-/** Delivery Mode encodings allowed for this entry (INIT 101b and ExtINT 111b are not: spec/msrs.md §11.1). */
+/** Delivery Mode encodings allowed for this entry (INIT 101b and ExtINT 111b are not: docs/sdm/msrs.md §11.1). */
 export const LVT_DELIVERY_MODE = { Fixed: 0b000, SMI: 0b010, NMI: 0b100 } as const;
 /** Name of an allowed delivery mode. */
 export type LvtDeliveryMode = keyof typeof LVT_DELIVERY_MODE;

@@ -1,12 +1,12 @@
 // The IA32_RTIT_* MSRs and the performance-monitoring MSRs of the ToPA PMI,
-// one field table each (spec/msrs.md; SDM Vol. 3C "IA32_RTIT_CTL MSR" and
+// one field table each (docs/sdm/msrs.md; SDM Vol. 3C "IA32_RTIT_CTL MSR" and
 // "IA32_RTIT_STATUS MSR" tables, Vol. 4 MSR index).
 import { addr, bitRange, bits, flag, MASK64, msrDefiner, uint, wide } from './field.js';
 import { capGate, maxPhysAddrLimit, rangeGate, type PtCaps } from './cpuid.js';
 
 const defineMsr = msrDefiner<PtCaps>();
 
-/** IA32_RTIT_CTL (0x570): spec/msrs.md §3.1. Gates name the CPUID bit that makes a field legal. */
+/** IA32_RTIT_CTL (0x570): docs/sdm/msrs.md §3.1. Gates name the CPUID bit that makes a field legal. */
 export const IA32_RTIT_CTL = defineMsr('IA32_RTIT_CTL', 0x570, {
   TraceEn: flag(0),
   CYCEn: flag(1, { gate: capGate('psbCyc') }),
@@ -21,7 +21,7 @@ export const IA32_RTIT_CTL = defineMsr('IA32_RTIT_CTL', 0x570, {
   TSCEn: flag(10),
   DisRETC: flag(11),
   PTWEn: flag(12, { gate: capGate('ptwrite') }),
-  // No CPUID gate: spec/README.md Open Question 4 (KVM since 2021 agrees).
+  // No CPUID gate: docs/sdm/README.md Open Question 4 (KVM since 2021 agrees).
   BranchEn: flag(13),
   MTCFreq: uint(17, 14, { gate: capGate('mtc') }),
   CycThresh: uint(22, 19, { gate: capGate('psbCyc') }),
@@ -36,7 +36,7 @@ export const IA32_RTIT_CTL = defineMsr('IA32_RTIT_CTL', 0x570, {
 });
 
 /**
- * IA32_RTIT_STATUS (0x571): spec/msrs.md §4. Bits 0–2 are read-only (writes ignored, no #GP);
+ * IA32_RTIT_STATUS (0x571): docs/sdm/msrs.md §4. Bits 0–2 are read-only (writes ignored, no #GP);
  * FilterEn exists only with L14.0.EBX[2], otherwise bit 0 is "reserved, writes ignored".
  */
 export const IA32_RTIT_STATUS = defineMsr('IA32_RTIT_STATUS', 0x571, {
@@ -51,33 +51,33 @@ export const IA32_RTIT_STATUS = defineMsr('IA32_RTIT_STATUS', 0x571, {
 });
 
 /**
- * IA32_RTIT_OUTPUT_BASE (0x560): spec/msrs.md §5. BasePhysAddr is MAXPHYADDR−1:7; 52 is the
+ * IA32_RTIT_OUTPUT_BASE (0x560): docs/sdm/msrs.md §5. BasePhysAddr is MAXPHYADDR−1:7; 52 is the
  * architectural maximum of MAXPHYADDR, and `reservedMaskFor(caps)` adds the bits ≥ caps.maxPhysAddr.
  */
 export const IA32_RTIT_OUTPUT_BASE = defineMsr('IA32_RTIT_OUTPUT_BASE', 0x560, {
   BasePhysAddr: addr(51, 7, { limit: maxPhysAddrLimit }),
 });
 
-/** IA32_RTIT_OUTPUT_MASK_PTRS (0x561): spec/msrs.md §6. LowerMask always reads 0x7F. */
+/** IA32_RTIT_OUTPUT_MASK_PTRS (0x561): docs/sdm/msrs.md §6. LowerMask always reads 0x7F. */
 export const IA32_RTIT_OUTPUT_MASK_PTRS = defineMsr('IA32_RTIT_OUTPUT_MASK_PTRS', 0x561, {
   LowerMask: uint(6, 0, { readOnly: true }),
   MaskOrTableOffset: uint(31, 7),
   OutputOffset: uint(63, 32),
 });
 
-/** IA32_RTIT_CR3_MATCH (0x572): spec/msrs.md §7. */
+/** IA32_RTIT_CR3_MATCH (0x572): docs/sdm/msrs.md §7. */
 export const IA32_RTIT_CR3_MATCH = defineMsr('IA32_RTIT_CR3_MATCH', 0x572, {
   CR3: addr(63, 5),
 });
 
-/** IA32_RTIT_ADDRn_A (0x580 + 2n): base of range n, inclusive (spec/msrs.md §8). */
+/** IA32_RTIT_ADDRn_A (0x580 + 2n): base of range n, inclusive (docs/sdm/msrs.md §8). */
 export const IA32_RTIT_ADDR_A = [0, 1, 2, 3].map((n) =>
   defineMsr(`IA32_RTIT_ADDR${n}_A`, 0x580 + 2 * n, { Address: wide(63, 0) }));
-/** IA32_RTIT_ADDRn_B (0x581 + 2n): limit of range n, inclusive (spec/msrs.md §8). */
+/** IA32_RTIT_ADDRn_B (0x581 + 2n): limit of range n, inclusive (docs/sdm/msrs.md §8). */
 export const IA32_RTIT_ADDR_B = [0, 1, 2, 3].map((n) =>
   defineMsr(`IA32_RTIT_ADDR${n}_B`, 0x581 + 2 * n, { Address: wide(63, 0) }));
 
-/** IA32_PERF_GLOBAL_STATUS (0x38E): read-only; bit 55 Trace_ToPA_PMI (spec/msrs.md §11). */
+/** IA32_PERF_GLOBAL_STATUS (0x38E): read-only; bit 55 Trace_ToPA_PMI (docs/sdm/msrs.md §11). */
 export const IA32_PERF_GLOBAL_STATUS = defineMsr('IA32_PERF_GLOBAL_STATUS', 0x38e, {
   Ovf_PMC: uint(31, 0),
   Ovf_FixedCtr: uint(34, 32),
@@ -89,17 +89,17 @@ export const IA32_PERF_GLOBAL_STATUS = defineMsr('IA32_PERF_GLOBAL_STATUS', 0x38
   CondChgd: flag(63),
 });
 
-/** IA32_PERF_GLOBAL_STATUS_RESET / IA32_PERF_GLOBAL_OVF_CTRL (0x390): write 1 to clear (spec/msrs.md §11). */
+/** IA32_PERF_GLOBAL_STATUS_RESET / IA32_PERF_GLOBAL_OVF_CTRL (0x390): write 1 to clear (docs/sdm/msrs.md §11). */
 export const IA32_PERF_GLOBAL_STATUS_RESET = defineMsr('IA32_PERF_GLOBAL_STATUS_RESET', 0x390, {
   ...IA32_PERF_GLOBAL_STATUS.fields,
 });
 
-/** IA32_PERF_GLOBAL_STATUS_SET (0x391): write 1 to set (spec/msrs.md §11). */
+/** IA32_PERF_GLOBAL_STATUS_SET (0x391): write 1 to set (docs/sdm/msrs.md §11). */
 export const IA32_PERF_GLOBAL_STATUS_SET = defineMsr('IA32_PERF_GLOBAL_STATUS_SET', 0x391, {
   ...IA32_PERF_GLOBAL_STATUS.fields,
 });
 
-/** IA32_XSS (0xDA0): bit 8 = PT state, XSAVE component 8 (spec/msrs.md §12, spec/xsave.md). */
+/** IA32_XSS (0xDA0): bit 8 = PT state, XSAVE component 8 (docs/sdm/msrs.md §12, docs/sdm/xsave.md). */
 export const IA32_XSS = defineMsr('IA32_XSS', 0xda0, {
   PT: flag(8, { gate: capGate('xssPtState') }),
 });
@@ -118,7 +118,7 @@ export function isCanonical(v: bigint, width: number): boolean {
   return top === 0n || top === bits(MASK64, 63, width - 1);
 }
 
-/** Every IA32_RTIT_* MSR address, ADDR3_B last (spec/msrs.md §1). */
+/** Every IA32_RTIT_* MSR address, ADDR3_B last (docs/sdm/msrs.md §1). */
 export const RTIT_MSRS = [
   IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_CTL, IA32_RTIT_STATUS, IA32_RTIT_CR3_MATCH,
   ...IA32_RTIT_ADDR_A.flatMap((a, n) => [a, IA32_RTIT_ADDR_B[n]!]),

@@ -1,12 +1,12 @@
-// IA32_RTIT_OUTPUT_MASK_PTRS in its two meanings (spec/msrs.md §6): ToPA
+// IA32_RTIT_OUTPUT_MASK_PTRS in its two meanings (docs/sdm/msrs.md §6): ToPA
 // (entry index + offset in the region) and single-range output (range mask +
 // offset), the single-range operational errors and the address computation
-// (spec/output.md §3.1, §3.2).
+// (docs/sdm/output.md §3.1, §3.2).
 import { bits, hex, MASK64, pow2 } from './field.js';
 import { IA32_RTIT_OUTPUT_MASK_PTRS } from './msrs.js';
 import { PtError } from '../errors.js';
 
-/** MASK_PTRS[6:0] always read 1 (spec/msrs.md §6). */
+/** MASK_PTRS[6:0] always read 1 (docs/sdm/msrs.md §6). */
 export const LOWER_MASK = 0x7f;
 /** Largest ToPA entry index MaskOrTableOffset can hold (25 bits: a 256 MiB table). */
 export const MAX_TOPA_ENTRY_INDEX = 0x1ff_ffff;
@@ -55,7 +55,7 @@ export function encodeSingleRange(r: { readonly size: bigint; readonly outputOff
   });
 }
 
-/** Decodes the single-range mask and offset (spec/output.md §3.1: both zero-extended). */
+/** Decodes the single-range mask and offset (docs/sdm/output.md §3.1: both zero-extended). */
 export function decodeSingleRange(raw: bigint): SingleRangePointers {
   return { mask: bits(raw, 31, 0) | BigInt(LOWER_MASK), outputOffset: bits(raw, 63, 32) };
 }
@@ -66,7 +66,7 @@ export function singleRangeSize(raw: bigint): bigint | undefined {
   return ((mask + 1n) & mask) === 0n ? mask + 1n : undefined;
 }
 
-/** The single-range operational error of spec/output.md §3.2 ("1" mask, "2" base/mask overlap, "3" offset). */
+/** The single-range operational error of docs/sdm/output.md §3.2 ("1" mask, "2" base/mask overlap, "3" offset). */
 export interface SingleRangeProblem {
   readonly rule: '1' | '2' | '3';
   readonly message: string;
@@ -74,7 +74,7 @@ export interface SingleRangeProblem {
 
 
 /**
- * The first single-range operational error (spec/output.md §3.2 rules 1–3) that OUTPUT_BASE
+ * The first single-range operational error (docs/sdm/output.md §3.2 rules 1–3) that OUTPUT_BASE
  * `base` and OUTPUT_MASK_PTRS `maskPtrs` cause once TraceEn=1, or undefined. Rule 4
  * (restricted memory) is the caller's.
  */
@@ -88,13 +88,13 @@ export function singleRangeProblem(base: bigint, maskPtrs: bigint): SingleRangeP
   return undefined;
 }
 
-/** Physical address of the next byte (spec/output.md §3.1): (base & ~mask) + (offset & mask). */
+/** Physical address of the next byte (docs/sdm/output.md §3.1): (base & ~mask) + (offset & mask). */
 export function singleRangeNextAddress(base: bigint, maskPtrs: bigint): bigint {
   const { mask, outputOffset } = decodeSingleRange(maskPtrs);
   return ((base & ~mask & MASK64) + (outputOffset & mask)) & MASK64;
 }
 
-/** OutputOffset after one more byte: (offset + 1) & mask — the range is circular (spec/output.md §3.1). */
+/** OutputOffset after one more byte: (offset + 1) & mask — the range is circular (docs/sdm/output.md §3.1). */
 export function singleRangeAdvance(outputOffset: bigint, mask: bigint): bigint {
   return (outputOffset + 1n) & mask;
 }

@@ -1,6 +1,6 @@
 // ToPA (Table of Physical Addresses) entries: the field table, size encodings,
 // a builder, and the operational-error rules a CPU applies when it reaches an
-// entry (spec/output.md §4.2, §4.7; SDM Vol. 3C "ToPA Table Entry Format" and
+// entry (docs/sdm/output.md §4.2, §4.7; SDM Vol. 3C "ToPA Table Entry Format" and
 // "ToPA Errors").
 import { addr, bitRange, bits, describeViolation, flag, hex, pow2, registerDefiner, uint } from './field.js';
 import { maxPhysAddrLimit } from './cpuid.js';
@@ -9,7 +9,7 @@ import { PtError } from '../errors.js';
 /** What a ToPA entry's reserved bits depend on: only MAXPHYADDR. `PtCaps` satisfies it. */
 export interface TopaCaps { readonly maxPhysAddr: number }
 
-/** One 64-bit ToPA entry (spec/output.md §4.2). Reserved: bits 1, 3, 5, 11:10 and ≥ MAXPHYADDR. */
+/** One 64-bit ToPA entry (docs/sdm/output.md §4.2). Reserved: bits 1, 3, 5, 11:10 and ≥ MAXPHYADDR. */
 export const TOPA_ENTRY = registerDefiner<TopaCaps>()('ToPA entry', {
   END: flag(0),
   INT: flag(2),
@@ -20,12 +20,12 @@ export const TOPA_ENTRY = registerDefiner<TopaCaps>()('ToPA entry', {
 
 /** Bytes in one ToPA entry; an entry's table offset is index × 8. */
 export const TOPA_ENTRY_BYTES = 8;
-/** Largest Size encoding: 15 = 128 MiB (spec/output.md §4.2). */
+/** Largest Size encoding: 15 = 128 MiB (docs/sdm/output.md §4.2). */
 export const TOPA_MAX_SIZE_ENCODING = 15;
-/** The table offset at which the CPU wraps to entry 0 of the current table (spec/output.md §4.3, Open Question 10). */
+/** The table offset at which the CPU wraps to entry 0 of the current table (docs/sdm/output.md §4.3, Open Question 10). */
 export const TOPA_MAX_TABLE_OFFSET = 0x0fff_fff8n;
 
-/** Region size in bytes of Size encoding `enc`: 4 KiB << enc (spec/output.md §4.2). */
+/** Region size in bytes of Size encoding `enc`: 4 KiB << enc (docs/sdm/output.md §4.2). */
 export function topaSizeBytes(enc: number): bigint {
   if (!Number.isInteger(enc) || enc < 0 || enc > TOPA_MAX_SIZE_ENCODING) {
     throw new PtError('topa_error', `ToPA Size encoding ${enc} is not in 0..${TOPA_MAX_SIZE_ENCODING}`);
@@ -77,7 +77,7 @@ export interface TopaEntryContext {
   readonly maxPhysAddr: number;
 }
 
-/** The rule of spec/output.md §4.7 an entry breaks ("1", "2a", "2b", "2c", "4a", "4b", "4c"). */
+/** The rule of docs/sdm/output.md §4.7 an entry breaks ("1", "2a", "2b", "2c", "4a", "4b", "4c"). */
 export type TopaRule = '1' | '2a' | '2b' | '2c' | '4a' | '4b' | '4c';
 
 /** A violated ToPA rule, as data: the simulator turns it into STATUS.Error (an operational error). */
@@ -88,7 +88,7 @@ export interface TopaProblem {
 
 
 /**
- * The first ToPA rule (spec/output.md §4.7) that `entry` breaks when the CPU reaches it at
+ * The first ToPA rule (docs/sdm/output.md §4.7) that `entry` breaks when the CPU reaches it at
  * `ctx`, or undefined. Rule 3 (illegal output offset) and rule 5 (restricted memory) depend on
  * more than the entry and are the caller's.
  */
@@ -118,12 +118,12 @@ export function topaEntryProblem(entry: bigint, ctx: TopaEntryContext): TopaProb
     }
   }
   if (!ctx.multiEntry) {
-    // spec/output.md §4.6: entry 0 = output, entry 1 = END back to the table base; nothing else.
+    // docs/sdm/output.md §4.6: entry 0 = output, entry 1 = END back to the table base; nothing else.
     if (ctx.tableOffset === 8n && !e.END) return { rule: '4c', message: 'single-entry ToPA: entry 1 must be END=1' };
     if (ctx.tableOffset === 8n && e.Base !== ctx.tableBase) {
       return { rule: '4c', message: `single-entry ToPA: entry 1 links to ${hex(e.Base)}, not to the table base ${hex(ctx.tableBase)}` };
     }
-    // Model choice (spec/output.md §4.7 validEntry): anything beyond entry 1 is illegal.
+    // Model choice (docs/sdm/output.md §4.7 validEntry): anything beyond entry 1 is illegal.
     if (ctx.tableOffset > 8n) return { rule: '4c', message: `single-entry ToPA: no entry at table offset ${hex(ctx.tableOffset)}` };
   }
   return undefined;

@@ -1,6 +1,6 @@
 // Which RDMSR/WRMSR of an IA32_RTIT_* MSR raises #GP(0), as a pure function of
 // the CPU's capabilities, the current IA32_RTIT_CTL and optional quirks
-// (spec/msrs.md §2, §3.3, §4–§9; erratum BDM106; KVM: shared/anchors.md §6).
+// (docs/sdm/msrs.md §2, §3.3, §4–§9; erratum BDM106; KVM: shared/anchors.md §6).
 // The simulator calls it on every access; the value it returns is the fault's reason.
 import { cpuidBitName, type PtCaps, type PtCapNumber } from './cpuid.js';
 import { bits, describeViolation, hex } from './field.js';
@@ -11,10 +11,10 @@ import {
 
 /** CPU- or hypervisor-specific #GP rules on top of the SDM's. */
 export interface MsrQuirks {
-  /** Erratum BDM106 (Broadwell, spec/msrs.md §3.5): WRMSR CTL with TraceEn=1 and BranchEn=0 raises #GP. */
+  /** Erratum BDM106 (Broadwell, docs/sdm/msrs.md §3.5): WRMSR CTL with TraceEn=1 and BranchEn=0 raises #GP. */
   readonly branchEnRequired?: boolean;
   /**
-   * A KVM guest (anchors.md §6; spec/msrs.md §4): CTL bits 31/55/56 always #GP, STATUS accepts only
+   * A KVM guest (anchors.md §6; docs/sdm/msrs.md §4): CTL bits 31/55/56 always #GP, STATUS accepts only
    * bits {0,1,2,4,5,48:32}, and any CTL write in VMX operation #GPs.
    */
   readonly kvm?: boolean;
@@ -34,7 +34,7 @@ export interface WrmsrContext {
   readonly cpl?: number;
 }
 
-/** The id of a #GP rule: spec/msrs.md §2 (G*), §3.3 (CTL.n), §4–§8, erratum or hypervisor. */
+/** The id of a #GP rule: docs/sdm/msrs.md §2 (G*), §3.3 (CTL.n), §4–§8, erratum or hypervisor. */
 export type MsrRule =
   | 'G1' | 'G2' | 'G3' | 'G5'
   | 'CTL.2' | 'CTL.3' | 'CTL.4' | 'CTL.5' | 'CTL.6' | 'CTL.7' | 'CTL.8' | 'CTL.9'
@@ -56,7 +56,7 @@ export type RtitMsr =
   | { readonly kind: 'ctl' | 'status' | 'output_base' | 'mask_ptrs' | 'cr3_match' }
   | { readonly kind: 'addr'; readonly n: number; readonly side: 'A' | 'B' };
 
-/** First address of the RTIT block: G1 applies to every address in 0x560–0x587 (spec/msrs.md §2). */
+/** First address of the RTIT block: G1 applies to every address in 0x560–0x587 (docs/sdm/msrs.md §2). */
 export const RTIT_FIRST = 0x560;
 /** Last address of the RTIT block (IA32_RTIT_ADDR3_B). */
 export const RTIT_LAST = 0x587;
@@ -81,7 +81,7 @@ function cplProblem(cpl: number | undefined): MsrProblem | undefined {
   return cpl !== undefined && cpl > 0 ? { rule: 'G5', reason: `RDMSR/WRMSR at CPL ${cpl}` } : undefined;
 }
 
-/** G1/G2 (spec/msrs.md §1, §2): the MSR does not exist on a CPU with `caps`. */
+/** G1/G2 (docs/sdm/msrs.md §1, §2): the MSR does not exist on a CPU with `caps`. */
 function existenceProblem(msr: number, caps: PtCaps): MsrProblem | undefined {
   const inBlock = msr >= RTIT_FIRST && msr <= RTIT_LAST;
   if (inBlock && !caps.intelPt) {
@@ -116,7 +116,7 @@ function assertNever(x: never): never {
   throw new Error(`unexpected ${JSON.stringify(x)}`);
 }
 
-/** Why RDMSR of `msr` raises #GP on a CPU with `caps` (G1, G2, G5 only: spec/msrs.md §9), or undefined. */
+/** Why RDMSR of `msr` raises #GP on a CPU with `caps` (G1, G2, G5 only: docs/sdm/msrs.md §9), or undefined. */
 export function rdmsrProblem(msr: number, caps: PtCaps, opts: { cpl?: number } = {}): MsrProblem | undefined {
   return cplProblem(opts.cpl) ?? existenceProblem(msr, caps);
 }
@@ -124,7 +124,7 @@ export function rdmsrProblem(msr: number, caps: PtCaps, opts: { cpl?: number } =
 /**
  * Why WRMSR of `value` to `msr` raises #GP(0), or undefined when the write is legal. Judges the
  * IA32_RTIT_* MSRs only; any other address gives undefined. Which rule is reported when several
- * hold does not matter architecturally (spec/msrs.md §2): the SDM rules come first, quirks last.
+ * hold does not matter architecturally (docs/sdm/msrs.md §2): the SDM rules come first, quirks last.
  */
 export function wrmsrProblem(msr: number, value: bigint, ctx: WrmsrContext): MsrProblem | undefined {
   const early = cplProblem(ctx.cpl) ?? existenceProblem(msr, ctx.caps);
@@ -139,13 +139,13 @@ export function wrmsrProblem(msr: number, value: bigint, ctx: WrmsrContext): Msr
     case 'ctl': return ctlProblem(value, ctx);
     case 'status': return statusProblem(value, ctx);
     case 'output_base': return outputBaseProblem(value, ctx.caps);
-    case 'mask_ptrs': return undefined; // no reserved bits; LowerMask writes are ignored (spec/msrs.md §6)
+    case 'mask_ptrs': return undefined; // no reserved bits; LowerMask writes are ignored (docs/sdm/msrs.md §6)
     case 'cr3_match': {
       const v = IA32_RTIT_CR3_MATCH.violation(value, ctx.caps);
       return v ? { rule: 'CR3_MATCH.reserved', reason: `${describeViolation(v)} (bits 4:0 must be 0)` } : undefined;
     }
     case 'addr': {
-      // spec/msrs.md §8: canonical w.r.t. the maximum linear-address width (Open Question 13).
+      // docs/sdm/msrs.md §8: canonical w.r.t. the maximum linear-address width (Open Question 13).
       const width = ctx.caps.maxLinearAddr > 0 ? ctx.caps.maxLinearAddr : 48;
       return isCanonical(value, width) ? undefined : {
         rule: 'ADDR.canonical', reason: `${hex(value)} is not canonical for ${width}-bit linear addresses`,
@@ -156,7 +156,7 @@ export function wrmsrProblem(msr: number, value: bigint, ctx: WrmsrContext): Msr
   }
 }
 
-/** The encoding bitmap that gates a CTL field (spec/msrs.md §3.2, §3.3 rules 5–7). */
+/** The encoding bitmap that gates a CTL field (docs/sdm/msrs.md §3.2, §3.3 rules 5–7). */
 const BITMAP_RULES = [
   { rule: 'CTL.5', field: 'MTCFreq', feature: 'mtc', bitmap: 'mtcPeriods' },
   { rule: 'CTL.6', field: 'CycThresh', feature: 'psbCyc', bitmap: 'cycThresholds' },
@@ -165,14 +165,14 @@ const BITMAP_RULES = [
 
 const ADDR_CFG = ['ADDR0_CFG', 'ADDR1_CFG', 'ADDR2_CFG', 'ADDR3_CFG'] as const;
 
-/** KVM's `ctl_bitmask` never unmasks EventEn, DisTNT, InjectPsbPmiOnEnable (spec/msrs.md §4). */
+/** KVM's `ctl_bitmask` never unmasks EventEn, DisTNT, InjectPsbPmiOnEnable (docs/sdm/msrs.md §4). */
 const KVM_NEVER_CTL = ['EventEn', 'DisTNT', 'InjectPsbPmiOnEnable'] as const;
 /** KVM's MSR_IA32_RTIT_STATUS_MASK: FilterEn, ContextEn, TriggerEn, Error, Stopped, PacketByteCnt. */
 const KVM_STATUS_OK = IA32_RTIT_STATUS.encode({
   FilterEn: true, ContextEn: true, TriggerEn: true, Error: true, Stopped: true, PacketByteCnt: 0x1_ffff,
 });
 
-/** spec/msrs.md §3.3 rules 2–9, then BDM106 and KVM. */
+/** docs/sdm/msrs.md §3.3 rules 2–9, then BDM106 and KVM. */
 function ctlProblem(v: bigint, ctx: WrmsrContext): MsrProblem | undefined {
   const { caps, ctl: c } = ctx;
   const d = IA32_RTIT_CTL.decode(v);
@@ -207,7 +207,7 @@ function ctlProblem(v: bigint, ctx: WrmsrContext): MsrProblem | undefined {
   return undefined;
 }
 
-/** spec/msrs.md §4: reserved bit 3, 31:8 (31:6 without EBX[6]), 63:49; PacketByteCnt≠0 without EBX[1]. */
+/** docs/sdm/msrs.md §4: reserved bit 3, 31:8 (31:6 without EBX[6]), 63:49; PacketByteCnt≠0 without EBX[1]. */
 function statusProblem(v: bigint, ctx: WrmsrContext): MsrProblem | undefined {
   const bad = IA32_RTIT_STATUS.violation(v, ctx.caps);
   if (bad) {
@@ -221,7 +221,7 @@ function statusProblem(v: bigint, ctx: WrmsrContext): MsrProblem | undefined {
   return undefined;
 }
 
-/** spec/msrs.md §5: bits 6:0 and bits ≥ MAXPHYADDR must be 0. */
+/** docs/sdm/msrs.md §5: bits 6:0 and bits ≥ MAXPHYADDR must be 0. */
 function outputBaseProblem(v: bigint, caps: PtCaps): MsrProblem | undefined {
   const bad = IA32_RTIT_OUTPUT_BASE.violation(v, caps);
   if (!bad) return undefined;

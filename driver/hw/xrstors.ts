@@ -1,4 +1,4 @@
-// Whether XRSTORS of PT state raises #GP, as a pure function (spec/xsave.md §3
+// Whether XRSTORS of PT state raises #GP, as a pure function (docs/sdm/xsave.md §3
 // steps 1–4; msrs.md §10: "XRSTORS (RFBM[8]=1): #GP if TraceEn=1").
 import { bits } from './field.js';
 import { IA32_RTIT_CTL } from './msrs.js';
@@ -51,7 +51,7 @@ export function xrstorsPtProblem(area: Uint8Array, ctx: XrstorsContext): Xrstors
   if (rsvd) return { kind: 'reserved-byte', ...rsvd };
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const wctx: WrmsrContext = { ...ctx, ctl: 0n };
-  // CTL (offset 0) is judged last, as it is loaded last (spec/xsave.md §3 step 5).
+  // CTL (offset 0) is judged last, as it is loaded last (docs/sdm/xsave.md §3 step 5).
   for (const { offset, msr } of [...PT_STATE_LAYOUT.slice(1), PT_STATE_LAYOUT[0]]) {
     const value = dv.getBigUint64(offset, true);
     if (value === 0n && rdmsrProblem(msr.address, ctx.caps)) continue;

@@ -1,5 +1,5 @@
 // PT state = XSAVE state component 8 and the compacted XSAVE area that
-// XSAVES/XRSTORS use (spec/xsave.md §1, §3; SDM Vol. 1 §13.5.6 "PT State",
+// XSAVES/XRSTORS use (docs/sdm/xsave.md §1, §3; SDM Vol. 1 §13.5.6 "PT State",
 // §13.4 "XSAVE Area", §13.12 "XRSTORS").
 import { bits, MASK64, pow2 } from './field.js';
 import {
@@ -8,7 +8,7 @@ import {
 } from './msrs.js';
 import { PtError } from '../errors.js';
 
-/** The 9 MSRs of PT state, at their offsets in component 8 (spec/xsave.md §1.1). */
+/** The 9 MSRs of PT state, at their offsets in component 8 (docs/sdm/xsave.md §1.1). */
 export const PT_STATE_LAYOUT = [
   { offset: 0x00, msr: IA32_RTIT_CTL },
   { offset: 0x08, msr: IA32_RTIT_OUTPUT_BASE },
@@ -34,7 +34,7 @@ export const PT_STATE_COMPONENT = 8;
 export const PT_STATE_BIT: bigint = pow2(PT_STATE_COMPONENT);
 /** Bytes of component 8 that hold MSRs; 0x48 … end are reserved (must be zero). */
 export const PT_STATE_DEFINED_BYTES = 0x48;
-/** Component size when CPUID.(0DH,8):EAX is not known: every CPU observed reports 128 (spec/xsave.md §1). */
+/** Component size when CPUID.(0DH,8):EAX is not known: every CPU observed reports 128 (docs/sdm/xsave.md §1). */
 export const PT_STATE_DEFAULT_SIZE = 128;
 
 /** Size of the legacy region (x87/SSE) at the start of every XSAVE area. */
@@ -50,7 +50,7 @@ export const XSAVE_EXTENDED_OFFSET = XSAVE_LEGACY_BYTES + XSAVE_HEADER_BYTES; //
 /** XCOMP_BV[63]: the area is in the compacted format (always so for XSAVES). */
 export const XCOMP_BV_COMPACTED: bigint = pow2(63);
 
-/** All 9 MSRs zero: the initial configuration (spec/xsave.md §1.2). */
+/** All 9 MSRs zero: the initial configuration (docs/sdm/xsave.md §1.2). */
 export const PT_STATE_INIT: PtState = Object.freeze({
   IA32_RTIT_CTL: 0n, IA32_RTIT_OUTPUT_BASE: 0n, IA32_RTIT_OUTPUT_MASK_PTRS: 0n, IA32_RTIT_STATUS: 0n,
   IA32_RTIT_CR3_MATCH: 0n, IA32_RTIT_ADDR0_A: 0n, IA32_RTIT_ADDR0_B: 0n, IA32_RTIT_ADDR1_A: 0n, IA32_RTIT_ADDR1_B: 0n,
@@ -80,7 +80,7 @@ export function decodePtState(bytes: Uint8Array): PtState {
   return out as PtState;
 }
 
-/** The first non-zero reserved byte (0x48 … end) of component 8: XRSTORS raises #GP (spec/xsave.md §1.1). */
+/** The first non-zero reserved byte (0x48 … end) of component 8: XRSTORS raises #GP (docs/sdm/xsave.md §1.1). */
 export function ptStateReservedProblem(bytes: Uint8Array): { readonly offset: number; readonly reason: string } | undefined {
   for (let i = PT_STATE_DEFINED_BYTES; i < bytes.byteLength; i++) {
     if (bytes[i] !== 0) return { offset: i, reason: `reserved byte 0x${i.toString(16)} of PT state is 0x${bytes[i]!.toString(16)}` };
@@ -97,7 +97,7 @@ export interface ComponentLayout {
 /**
  * Offset of component `i` (≥ 2) in a compacted area with XCOMP_BV `xcompBv`: components present
  * in XCOMP_BV follow each other in increasing order from byte 576, each at the next 64-byte
- * boundary if its align64 flag is set (SDM Vol. 1 §13.4.3, spec/xsave.md §1.1).
+ * boundary if its align64 flag is set (SDM Vol. 1 §13.4.3, docs/sdm/xsave.md §1.1).
  */
 export function compactedOffset(i: number, xcompBv: bigint, layout: (j: number) => ComponentLayout): number {
   let off = XSAVE_EXTENDED_OFFSET;
@@ -163,7 +163,7 @@ export function ptStateBytes(area: Uint8Array, opts: { componentSize?: number; l
   return area.subarray(off, off + size);
 }
 
-/** The XRSTORS header rule an area breaks (spec/xsave.md §3 step 1). */
+/** The XRSTORS header rule an area breaks (docs/sdm/xsave.md §3 step 1). */
 export type XrstorsHeaderRule = 'CPL' | 'alignment' | 'XCOMP_BV[63]' | 'XCOMP_BV' | 'XSTATE_BV' | 'header-reserved';
 
 /** What XRSTORS checks the header against. */
@@ -176,7 +176,7 @@ export interface XrstorsHeaderContext {
 }
 
 /**
- * The first XRSTORS header check (spec/xsave.md §3 step 1) that fails, as a #GP reason, or
+ * The first XRSTORS header check (docs/sdm/xsave.md §3 step 1) that fails, as a #GP reason, or
  * undefined: CPL=0, 64-byte alignment, XCOMP_BV[63]=1, XCOMP_BV ⊆ XCR0|IA32_XSS,
  * XSTATE_BV ⊆ XCOMP_BV, header bytes 63:16 zero.
  */

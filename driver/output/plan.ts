@@ -3,7 +3,7 @@
 // bookkeeping of what the CPU wrote, and the refill at a PMI.
 import type { ChunkList } from '../collect/chunks.js';
 
-/** OUTPUT_BASE and OUTPUT_MASK_PTRS as read once TraceEn=0 (spec/output.md §2, §8). */
+/** OUTPUT_BASE and OUTPUT_MASK_PTRS as read once TraceEn=0 (docs/sdm/output.md §2, §8). */
 export interface HwPointers {
   readonly outputBase: bigint;
   readonly maskPtrs: bigint;
@@ -12,11 +12,11 @@ export interface HwPointers {
 /**
  * What a refill wants rewritten before tracing resumes, and the branch it took. Only
  * OUTPUT_MASK_PTRS ever moves: a new table is reached through an END entry, which the CPU
- * follows itself (spec/output.md §4.3), so no refill rewrites OUTPUT_BASE.
+ * follows itself (docs/sdm/output.md §4.3), so no refill rewrites OUTPUT_BASE.
  */
 export interface PointerUpdate {
   readonly maskPtrs?: bigint;
-  /** The branch of the PMI algorithm (spec/output.md §7.1) the refill took: 'grow', 'chain', 'circularize', … */
+  /** The branch of the PMI algorithm (docs/sdm/output.md §7.1) the refill took: 'grow', 'chain', 'circularize', … */
   readonly branch: string;
 }
 
@@ -24,7 +24,7 @@ export interface PointerUpdate {
 export interface PointerInfo {
   /** The current output region is full (OutputOffset = its size) and its entry has STOP: a ToPA stop. */
   readonly atFullStopEntry: boolean;
-  /** MASK_PTRS that moves past a full region (next entry, offset 0: spec/output.md §7.2). */
+  /** MASK_PTRS that moves past a full region (next entry, offset 0: docs/sdm/output.md §7.2). */
   readonly nextEntry?: bigint;
 }
 

@@ -1,4 +1,4 @@
-// Single-range output (spec/output.md §3): one size-aligned circular range.
+// Single-range output (docs/sdm/output.md §3): one size-aligned circular range.
 // No PMI, no STOP, no "full": the driver tracks wraps itself (§8) — by the
 // offset going backwards between observations, and by the zero fill (a range
 // that never wrapped is still zero after OutputOffset).
@@ -20,7 +20,7 @@ export class SingleRangePlan implements OutputPlan {
 
   private constructor(private readonly io: TargetIo, readonly region: PhysRegion) {}
 
-  /** Allocates the range, aligned to its size (spec/output.md §3.2 rule 2). Alloc zero-fills it. */
+  /** Allocates the range, aligned to its size (docs/sdm/output.md §3.2 rule 2). Alloc zero-fills it. */
   static async create(io: TargetIo, req: SingleRangeRequest): Promise<SingleRangePlan> {
     return new SingleRangePlan(io, await io.alloc(req.size, req.size));
   }
@@ -36,12 +36,12 @@ export class SingleRangePlan implements OutputPlan {
     this.lastOffset = off;
   }
 
-  /** Nothing to refill: single-range output raises no ToPA PMI (spec/output.md §3). */
+  /** Nothing to refill: single-range output raises no ToPA PMI (docs/sdm/output.md §3). */
   async refill(): Promise<PointerUpdate> {
     return { branch: 'none' };
   }
 
-  /** Single-range output raises no ToPA PMI (spec/output.md §3). */
+  /** Single-range output raises no ToPA PMI (docs/sdm/output.md §3). */
   intFilled(): boolean {
     return false;
   }

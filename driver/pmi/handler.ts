@@ -1,4 +1,4 @@
-// The ToPA PMI handler of spec/output.md §7.1/§7.2 as named steps (STYLE §1,
+// The ToPA PMI handler of docs/sdm/output.md §7.1/§7.2 as named steps (STYLE §1,
 // Linux `intel_pt_interrupt`): stop → read pointers → status → consume/refill
 // → fix Stopped/Error → clear PendTopaPMI → ack GLOBAL_STATUS[55] → unmask the
 // LVT → restore CTL. MSR accesses go in as few batches as the order allows.
@@ -29,7 +29,7 @@ export type PmiEvent = Extract<TargetEvent, { kind: 'pmi' }>;
 export type PmiAction =
   /** GLOBAL_STATUS[55] was clear: not a ToPA PMI, left to other handlers. */
   | 'not-topa'
-  /** TraceEn=0 with InjectPsbPmiOnEnable=1: acknowledged, PendTopaPMI left at 1 (spec/output.md §7.4 rule 1). */
+  /** TraceEn=0 with InjectPsbPmiOnEnable=1: acknowledged, PendTopaPMI left at 1 (docs/sdm/output.md §7.4 rule 1). */
   | 'ignored-preserved'
   /** Handled: consumed, refilled, tracing restored (if it was on). */
   | 'handled'
@@ -56,7 +56,7 @@ export interface PmiRecord {
   /** Stream offset up to which output was accounted for. */
   readonly at: number;
   readonly window?: TraceOffWindow;
-  /** The branch of the PMI algorithm the refill took (spec/output.md §7.1), when it made one. */
+  /** The branch of the PMI algorithm the refill took (docs/sdm/output.md §7.1), when it made one. */
   readonly branch?: string;
 }
 
@@ -103,7 +103,7 @@ export class PmiHandler {
     // Step 4: consume and refill.
     const { st, cut, topaStop, info } = await this.account(hw, status);
     // CTL goes back when tracing was on (a PMI taken with TraceEn=0 leaves nothing to restore). After
-    // an operational error the CPU keeps TriggerEn=0 whatever CTL says (spec/msrs.md §4), so tracing
+    // an operational error the CPU keeps TriggerEn=0 whatever CTL says (docs/sdm/msrs.md §4), so tracing
     // stays off then.
     const restore = async (): Promise<void> => {
       if (ctl.TraceEn) await this.io.batch([wr(IA32_RTIT_CTL.address, ev.ctl, 'pmi: restore CTL')]);
@@ -122,7 +122,7 @@ export class PmiHandler {
     // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
     if (this.faults.has('unmask-before-clear')) await this.io.pmiEnable();
     await this.io.batch([...writes, ...this.ack(ev.acked)]);
-    // Step 8: unmask the LVT entry (the CPU masked it on delivery: spec/msrs.md §11.1).
+    // Step 8: unmask the LVT entry (the CPU masked it on delivery: docs/sdm/msrs.md §11.1).
     await this.io.pmiEnable();
     // Step 9: restore CTL; tracing resumes if it was on (not after an operational error). A fault
     // that restored it early writes it again here: TraceEn 1→1 changes nothing.

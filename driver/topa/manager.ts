@@ -1,6 +1,6 @@
 // The ToPA manager (issue 4 item 2): size-aligned regions from target.phys,
 // tables in physical memory, and the place of every region in write order,
-// so collection can stitch the stream (spec/output.md §4, §8). Where INT and
+// so collection can stitch the stream (docs/sdm/output.md §4, §8). Where INT and
 // STOP go is the policy's (topa/policies.ts).
 import { ChunkList } from '../collect/chunks.js';
 import { PtError } from '../errors.js';
@@ -25,7 +25,7 @@ export interface Position {
   readonly off: number;
 }
 
-/** Bytes of a ToPA table page (spec/output.md §4.2: tables are 4 KiB aligned). */
+/** Bytes of a ToPA table page (docs/sdm/output.md §4.2: tables are 4 KiB aligned). */
 export const TABLE_PAGE = 4096;
 
 /** ToPA output with a policy; implements the driver's OutputPlan. */
@@ -73,7 +73,7 @@ export class TopaManager implements OutputPlan {
     return t;
   }
 
-  /** A new output region, aligned to its size (spec/output.md §4.7 rule 2b). */
+  /** A new output region, aligned to its size (docs/sdm/output.md §4.7 rule 2b). */
   async newRegion(): Promise<PhysRegion> {
     const r = await this.io.alloc(this.req.regionSize, this.req.regionSize);
     this.owned.push(r);
@@ -85,7 +85,7 @@ export class TopaManager implements OutputPlan {
     this.placements.push({ table, index, region });
   }
 
-  /** The placement and offset the hardware pointers `hw` denote, searching from the cursor (spec/output.md §8). */
+  /** The placement and offset the hardware pointers `hw` denote, searching from the cursor (docs/sdm/output.md §8). */
   resolve(hw: HwPointers): Position {
     let t = this.tables.find((x) => x.base === hw.outputBase);
     // Stryker disable next-line all: a guard against misuse or a broken invariant that no valid scenario reaches (test/driver/guards.test.ts)
@@ -116,7 +116,7 @@ export class TopaManager implements OutputPlan {
     this.cursor = pos;
   }
 
-  /** The policy's refill (spec/output.md §7.1); every INT region filled up to the cursor is then serviced. */
+  /** The policy's refill (docs/sdm/output.md §7.1); every INT region filled up to the cursor is then serviced. */
   async refill(hw: HwPointers): Promise<PointerUpdate> {
     const c = this.cursor;
     const full = c.off === this.placements[c.p]?.region.size;

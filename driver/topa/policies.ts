@@ -1,5 +1,5 @@
 // Where INT and STOP go, and what a PMI does to the tables: the branches of
-// the SDM's ToPA PMI algorithm (spec/output.md §7.1) plus Linux perf's
+// the SDM's ToPA PMI algorithm (docs/sdm/output.md §7.1) plus Linux perf's
 // reader protection and the single-entry layout of MENTRY=0 CPUs (§4.6).
 // Skid guard everywhere (§4.5): INT is never on the last output entry before
 // an END or a STOP entry, so the PMI's skid has a region to land in.
@@ -70,7 +70,7 @@ function growOrChain(grow: boolean): PolicyImpl {
       const g = m.req.regions;
       const e = frontier.endIndex;
       if (grow && e + g < m.capacity) {
-        // GROW (spec/output.md §7.1): the END moves g slots down; the old guard loses its STOP.
+        // GROW (docs/sdm/output.md §7.1): the END moves g slots down; the old guard loses its STOP.
         frontier.output(e - 1).stop = false;
         frontier.slots.splice(e, 1);
         await appendBatch(m, frontier, g);
@@ -187,7 +187,7 @@ function singleEntry(): PolicyImpl {
 }
 
 /**
- * budget: the SDM algorithm's branch chosen at each PMI (spec/output.md §7.1) under a memory budget.
+ * budget: the SDM algorithm's branch chosen at each PMI (docs/sdm/output.md §7.1) under a memory budget.
  * While another batch of regions fits in the budget and in the table: grow. Then, once: circularize —
  * every byte still only in memory is copied out, the guard STOP is lifted, and from then on the one
  * table is a ring whose regions are copied out at each PMI and reused, with STOP+INT on the entry

@@ -1,5 +1,5 @@
 // One ToPA table as the driver keeps it: a 4 KiB-aligned page of 8-byte
-// entries (spec/output.md §4.2), mirrored in memory the CPU reads.
+// entries (docs/sdm/output.md §4.2), mirrored in memory the CPU reads.
 import { PtError } from '../errors.js';
 import { topaEntry } from '../hw/topa.js';
 import type { TargetIo } from '../io.js';
@@ -43,7 +43,7 @@ export class TopaTable {
     return this.slots.findIndex((s) => s.kind === 'end');
   }
 
-  /** The 64-bit entry of slot `i` (spec/output.md §4.2; END entries carry no INT/STOP: §4.7 rule 4a). */
+  /** The 64-bit entry of slot `i` (docs/sdm/output.md §4.2; END entries carry no INT/STOP: §4.7 rule 4a). */
   entry(i: number): bigint {
     const s = this.slots[i];
     // Stryker disable next-line all: a guard against misuse or a broken invariant that no valid scenario reaches (test/driver/guards.test.ts)

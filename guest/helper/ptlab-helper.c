@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * ptlab-helper - the guest end of ptlab's line protocol (DESIGN.md "Guest side").
+ * ptlab-helper - the guest end of ptlab's line protocol (docs/design.md "Guest side").
  *
  * Serves requests on a virtio-serial port given as argv[1] (persistent, low latency), or on
  * stdin/stdout when started without arguments (e.g. over SSH). Same protocol either way.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * run.c - running a workload image (DESIGN.md "Workloads"): real x86-64 code loaded at its base
+ * run.c - running a workload image (docs/design.md "Workloads"): real x86-64 code loaded at its base
  * address in a child process pinned to one CPU, entered at its entry point; it ends with the
  * exit system call. The child's end is reported as an event "* exit <pid> <status>".
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ptlab.c - the guest kernel end of ptlab (DESIGN.md "Guest side"): a misc device /dev/ptlab.
+ * ptlab.c - the guest kernel end of ptlab (docs/design.md "Guest side"): a misc device /dev/ptlab.
  *
  * - RDMSR/WRMSR on a chosen CPU with the _safe variants: a #GP comes back as -EIO, never an oops.
  * - An MSR batch run in one IPI on the target CPU, stopping at the first fault.
@@ -11,7 +11,7 @@
  * - XSAVES/XRSTORS of state component 8 (PT state) with IA32_XSS[8] set around the instruction,
  *   as FreeBSD's hwt does; refused when CPUID.(EAX=0DH,ECX=1):EAX[3] (XSAVES) or ECX[8] (PT
  *   state in IA32_XSS) is 0.
- * - An NMI handler that claims the ToPA PMI (IA32_PERF_GLOBAL_STATUS bit 55: spec/output.md,
+ * - An NMI handler that claims the ToPA PMI (IA32_PERF_GLOBAL_STATUS bit 55: docs/sdm/output.md,
  *   SDM Vol. 3C "ToPA PMI"), optionally clears TraceEn at once, acknowledges it through
  *   IA32_PERF_GLOBAL_STATUS_RESET (0x390), records what it saw and wakes readers of the device.
  *
@@ -477,7 +477,7 @@ static void ptlab_record(u32 flags, u64 gs, u64 ctl, u64 status)
 }
 
 /**
- * ptlab_nmi - claim a ToPA PMI: IA32_PERF_GLOBAL_STATUS bit 55 (spec/output.md, SDM Vol. 3C
+ * ptlab_nmi - claim a ToPA PMI: IA32_PERF_GLOBAL_STATUS bit 55 (docs/sdm/output.md, SDM Vol. 3C
  * "ToPA PMI"). Reads IA32_RTIT_CTL and IA32_RTIT_STATUS before changing anything, optionally
  * clears TraceEn, then clears bit 55 through IA32_PERF_GLOBAL_STATUS_RESET. Registered first
  * in the NMI_LOCAL chain so perf's handler cannot acknowledge the bit before us.

@@ -1,6 +1,6 @@
 // `npm run bench` section `driver`: what the driver's ToPA PMI handling costs on the PMI-heavy
 // scenarios — PMIs, bytes lost per PMI at the runner's default skid (target 0), target round
-// trips per PMI, and the trace-off window per PMI: modelled bytes on the sim (DESIGN.md "How the
+// trips per PMI, and the trace-off window per PMI: modelled bytes on the sim (docs/design.md "How the
 // model runs": the CPU is stopped while the handler runs, so the target is 0 bytes), and
 // wall-clock µs on the qemu+model target (one TCG/KVM guest, the model as its PT unit) when the
 // guest image exists. Reported, never asserted on time; a scenario whose expectations fail

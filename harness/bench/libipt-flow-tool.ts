@@ -1,5 +1,5 @@
 // Builds test/libipt/ptflow.c, the libipt instruction-flow checker of ptlab's
-// flow reconstruction (DESIGN.md: "so does libipt's instruction-flow decoder
+// flow reconstruction (docs/design.md: "so does libipt's instruction-flow decoder
 // … build a small C checker on it"), into build/libipt/ next to the other
 // tools, and runs it. Reuses libipt-tools.ts (directories, error type).
 import { execFile } from 'node:child_process';

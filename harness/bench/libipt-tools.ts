@@ -1,5 +1,5 @@
 // Builds the libipt-based C tools (test/libipt/*.c) that serve as an
-// independent oracle for ptlab's packet layer (DESIGN.md: "cross-check with
+// independent oracle for ptlab's packet layer (docs/design.md: "cross-check with
 // an independent decoder (libipt, Debian libipt-dev)"). Used by
 // `npm run bench` and by the vitest global setup (test/setup/global.ts).
 import { execFile } from 'node:child_process';

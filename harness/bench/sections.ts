@@ -22,7 +22,7 @@ export interface BenchSection {
   run(ctx: BenchContext): Promise<SectionReport>;
 }
 
-/** The decode speed target: ptlab at least this many times libipt's packets/s (task H3). */
+/** The decode speed target: ptlab at least this many times libipt's packets/s (issue 10 item 12 sets the targets). */
 export const DECODE_TARGET_RATIO = 2.0;
 
 const MB = 1e6;

@@ -1,19 +1,19 @@
 // The benchmark's trace: a deterministic stream with a realistic packet mix
 // (TNT-heavy; TIP/FUP compressed against a tracked LastIP with the reference
-// encoder policy of spec/packets.md §5; timing packets TSC/TMA/MTC/CYC/CBR;
-// a PSB+ about every 4 KiB as with PSBFreq=1, spec/packets.md §8).
+// encoder policy of docs/sdm/packets.md §5; timing packets TSC/TMA/MTC/CYC/CBR;
+// a PSB+ about every 4 KiB as with PSBFreq=1, docs/sdm/packets.md §8).
 import { PacketWriter } from '../../driver/decode/encode.js';
 import type { IpCompression } from '../../driver/decode/packet.js';
 import { Prng } from './prng.js';
 
-/** Bytes between PSB+ (PSB period 4 KiB: spec/packets.md §8, "2K << PSBFreq"). */
+/** Bytes between PSB+ (PSB period 4 KiB: docs/sdm/packets.md §8, "2K << PSBFreq"). */
 export const BENCH_PSB_PERIOD = 4096;
 
 const MASK16 = 0xffff;
 const TWO32 = 0x1_0000_0000;
 const TWO48 = 0x1_0000_0000_0000;
 
-/** Tracks LastIP and picks IPBytes as the model's encoder policy does (spec/packets.md §5). */
+/** Tracks LastIP and picks IPBytes as the model's encoder policy does (docs/sdm/packets.md §5). */
 class IpCompressor {
   last = 0; // IPs are canonical user-space addresses below 2^47: exact as numbers.
 
@@ -75,7 +75,7 @@ export function benchStream(size: number, seed = 1): Uint8Array {
       if (r.chance(0.2)) w.push({ type: 'cyc', value: BigInt(r.below(64)) });
       w.push({ type: 'tip', ...ipc.compress(ip) });
     } else if (roll < 800) {
-      // An interrupt: FUP(source), TIP(handler) (spec/packets.md §10).
+      // An interrupt: FUP(source), TIP(handler) (docs/sdm/packets.md §10).
       w.push({ type: 'fup', ...ipc.compress(ip + r.below(64)) });
       ip = 0x5555_5555_0000 + r.below(0x1000);
       w.push({ type: 'tip', ...ipc.compress(ip) });

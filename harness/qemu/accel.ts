@@ -1,4 +1,4 @@
-// Which QEMU accelerator and CPU model to use (DESIGN.md "qemu": KVM with `-cpu host,+intel-pt`
+// Which QEMU accelerator and CPU model to use (docs/design.md "qemu": KVM with `-cpu host,+intel-pt`
 // on PT hardware with kvm_intel, TCG elsewhere). `chooseAccel` is pure; `probeHostAccel` reads
 // the host files it needs.
 import { readFile, stat } from 'node:fs/promises';

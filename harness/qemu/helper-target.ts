@@ -139,7 +139,7 @@ export abstract class HelperTarget implements Target {
     if (!p.available) throw ptRefusal(p, `the CPU of ${this.description}`);
   }
 
-  /** Copies the image into the guest and runs it there, pinned to `cpu` (DESIGN.md "Workloads"). */
+  /** Copies the image into the guest and runs it there, pinned to `cpu` (docs/design.md "Workloads"). */
   start(workload: Workload, cpu: number, opts?: StartOpts): Execution {
     this.enter('start', opts);
     if (this.busy.has(cpu)) throw new PtError('bad_state', `CPU ${cpu} of ${this.description} is already running a workload`);

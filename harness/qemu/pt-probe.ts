@@ -21,7 +21,7 @@ export function cpuVendor(leaf0: CpuidRegs): string {
 
 /**
  * Decides from CPUID.0 and CPUID.(EAX=07H,ECX=0): PT needs vendor GenuineIntel, a max basic
- * leaf ≥ 14H, and CPUID.(EAX=07H,ECX=0):EBX[25] = 1 (spec/cpuid.md §1, SDM Vol. 3C "Detection
+ * leaf ≥ 14H, and CPUID.(EAX=07H,ECX=0):EBX[25] = 1 (docs/sdm/cpuid.md §1, SDM Vol. 3C "Detection
  * of Intel Processor Trace and Capability Enumeration").
  */
 export function judgePt(leaf0: CpuidRegs, leaf7: CpuidRegs | undefined): PtProbe {

@@ -1,4 +1,4 @@
-// A QEMU guest as a Target (DESIGN.md "qemu"): MSRs, CPUID, buffers, XSAVES and PMIs through the
+// A QEMU guest as a Target (docs/design.md "qemu"): MSRs, CPUID, buffers, XSAVES and PMIs through the
 // guest module and helper over the virtio-serial channel; physical memory is the module's
 // contiguous buffers, read and written by the host directly in the shared guest-RAM file
 // (qemu-notes §4; QMP `pmemsave` when the file is not shared). `--pt hardware` refuses a guest

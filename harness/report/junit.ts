@@ -1,4 +1,4 @@
-// The suite's junit.xml (DESIGN.md "The run directory"), one file at the root of --out: one
+// The suite's junit.xml (docs/design.md "The run directory"), one file at the root of --out: one
 // testsuite per run with one testcase per expectation (a skipped run: one skipped testcase); a
 // seed sweep has one testsuite per (scenario, profile) with one testcase per seed. Every
 // testsuite carries tests, failures, errors, skipped and time, as the common Jenkins JUnit schema

@@ -1,4 +1,4 @@
-// result.json (DESIGN.md "The run directory"): the verdict of one scenario
+// result.json (docs/design.md "The run directory"): the verdict of one scenario
 // run with its expectations and figures.
 import type { Expectation, Figures } from '../scenarios/context.js';
 

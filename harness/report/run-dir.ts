@@ -1,4 +1,4 @@
-// The run directory (DESIGN.md "The run directory", a contract other tools
+// The run directory (docs/design.md "The run directory", a contract other tools
 // read): result.json, transcript.jsonl, trace.pt, losses.json, image.bin,
 // image.json, truth.jsonl (sim). A run directory is written into a
 // staging directory and renamed into place, so nothing is ever half-written.

@@ -1,5 +1,5 @@
 // A real CPU's "profile" for scenario applicability (`--target qemu --pt hardware`, `--target
-// ssh`): the raw CPUID leaves PT enumeration needs (spec/cpuid.md §1–§5), read once from the
+// ssh`): the raw CPUID leaves PT enumeration needs (docs/sdm/cpuid.md §1–§5), read once from the
 // target, in the CpuProfile shape the scenarios' skip rules read. Quirks are the model's
 // (errata by ID), so a real CPU has none here: what it does is what it does.
 import { IA32_RTIT_CTL, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
@@ -41,7 +41,7 @@ export async function probedProfile(target: Target, opts: { signal?: AbortSignal
 
 /**
  * Puts a real PT unit back in a state a run can start from, as far as software can: TraceEn=0,
- * then STATUS=0 (clears Stopped/Error, spec/msrs.md §4). Best effort, outside the transcript; a
+ * then STATUS=0 (clears Stopped/Error, docs/sdm/msrs.md §4). Best effort, outside the transcript; a
  * CPU without PT faults here, which the run itself then reports.
  */
 export async function scrubPt(target: Target, opts: { signal?: AbortSignal } = {}): Promise<void> {

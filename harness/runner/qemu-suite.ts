@@ -1,4 +1,4 @@
-// `ptlab run --target qemu`: ONE guest for the whole suite (DESIGN.md "qemu"). With `--pt model`
+// `ptlab run --target qemu`: ONE guest for the whole suite (docs/design.md "qemu"). With `--pt model`
 // the reference model is the guest's PT unit and every run gets it fresh from reset
 // (QemuTarget.resetModel) with the run's profile, seed and model settings, so a run equals the
 // sim's byte for byte (test/runner/qemu-agreement.test.ts). With `--pt hardware` (the default)

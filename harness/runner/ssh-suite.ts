@@ -1,5 +1,5 @@
 // `ptlab run --target ssh --host H`: a lab machine's own PT through ptlab-helper over SSH
-// (DESIGN.md "ssh"), one connection for the whole suite. The host key is pinned: taken from
+// (docs/design.md "ssh"), one connection for the whole suite. The host key is pinned: taken from
 // --known-host (an OpenSSH public key file, or a known_hosts file looked up by host and port:
 // ../ssh/known-hosts.ts), never trusted on first use. PT is required (requirePt): a CPU without it is refused.
 import { readFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// The target a suite runs on, opened once (DESIGN.md "harness/cli → scenarios → runner"): the
+// The target a suite runs on, opened once (docs/design.md "harness/cli → scenarios → runner"): the
 // sim builds a fresh model CPU per run; qemu boots ONE VM for the whole suite and resets its
 // model between runs (qemu-suite.ts); ssh keeps one connection (ssh-suite.ts). Each run gets a
 // RunCpu: what the driver drives, and the model behind it when there is one (truth.jsonl,

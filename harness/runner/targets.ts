@@ -1,4 +1,4 @@
-// The targets `ptlab run` can use (DESIGN.md "sim", "qemu", "ssh") and how to
+// The targets `ptlab run` can use (docs/design.md "sim", "qemu", "ssh") and how to
 // reach them: the sim builds a fresh model per run; qemu boots one VM for the
 // whole suite (`--pt model`: the reference model as the guest's PT unit, or
 // `--pt hardware`: the guest CPU's own PT); ssh drives a lab machine's PT.

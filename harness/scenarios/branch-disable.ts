@@ -1,4 +1,4 @@
-// branch-disable: CTL.BranchEn=0 (spec/packets.md table "BranchEn=0"): no TNT,
+// branch-disable: CTL.BranchEn=0 (docs/sdm/packets.md table "BranchEn=0"): no TNT,
 // TIP*, branch FUP or MODE.Exec; PSB+ and timing packets still come. (On
 // Broadwell TraceEn=1 with BranchEn=0 raises #GP: erratum BDM106.)
 import { anyOutput, branchRecords, packetStats } from './helpers.js';

@@ -1,6 +1,6 @@
 // The context a scenario runs in: the recorded target, the seeded workload,
 // one driver trace run whose artifacts become the run directory, and the
-// expectations and figures of result.json (DESIGN.md "The run directory").
+// expectations and figures of result.json (docs/design.md "The run directory").
 import type { TargetFigures } from '../../driver/collect/collect.js';
 import { imbalance, isLossless, lostBytes } from '../../driver/collect/ledger.js';
 import { CpuFaultError, PtError } from '../../driver/errors.js';
@@ -192,7 +192,7 @@ export class ScenarioContext {
     const w = o.workload ?? this.workload();
     this.request = req;
     const sim = this.sim;
-    // The model's CPU is stopped while the driver's handler runs (DESIGN.md "How the model runs"): the
+    // The model's CPU is stopped while the driver's handler runs (docs/design.md "How the model runs"): the
     // meter shows whether it retired a branch or wrote a byte in the window.
     const meter = sim ? { read: (cpu: number) => ({ branches: sim.retiredBranches(cpu), bytes: sim.written(cpu) }) } : undefined;
     const from = this.target.lines.length;
@@ -393,7 +393,7 @@ export class ScenarioContext {
 
 /**
  * Ends a run that takes far more PMIs than its output explains: a broken handler (PendTopaPMI left
- * set re-raises the PMI at every restore: spec/output.md §7.4) would otherwise loop until memory ran
+ * set re-raises the PMI at every restore: docs/sdm/output.md §7.4) would otherwise loop until memory ran
  * out. A sound run has at most one ToPA PMI per INT region, and no scenario's INT regions are
  * smaller than 4 KiB, so one PMI per KiB plus a few is already four times too many.
  */
@@ -403,7 +403,7 @@ class PmiStormGuard {
   see(bytesAccounted: number): void {
     this.pmis++;
     if (this.pmis > 16 + bytesAccounted / 1024) {
-      throw new PtError('bad_state', `PMI storm: ${this.pmis} PMIs for ${bytesAccounted} bytes of output (is PendTopaPMI left set? spec/output.md §7.4)`);
+      throw new PtError('bad_state', `PMI storm: ${this.pmis} PMIs for ${bytesAccounted} bytes of output (is PendTopaPMI left set? docs/sdm/output.md §7.4)`);
     }
   }
 }

@@ -1,4 +1,4 @@
-// cpl-user-only: CTL.User=1, OS=0 (spec/README.md §2 ContextEn): CPL 0 is not
+// cpl-user-only: CTL.User=1, OS=0 (docs/sdm/README.md §2 ContextEn): CPL 0 is not
 // traced, so the exit SYSCALL has no destination and interrupts into the
 // kernel appear only as disable/enable, never with a kernel address.
 import { anyOutput, KERNEL_HALF, records } from './helpers.js';
@@ -21,7 +21,7 @@ export const cplUserOnly: Scenario = {
     const exit = recs.filter((x) => x.kind === 'far.call');
     ctx.expect('the exit SYSCALL is a far.call without "to"', exit.length === 1 && exit[0]!.to === undefined, JSON.stringify(exit));
     // Tracing resumes (TIP.PGE) after each interrupt and after each PMI handler, both untraced CPL 0 code
-    // (DESIGN.md "How the model runs"), and once at the start. A PMI delivered while the CPU is in an
+    // (docs/design.md "How the model runs"), and once at the start. A PMI delivered while the CPU is in an
     // interrupt's kernel code shares its untraced stretch: one resume for both.
     const interrupts = w.model.annotations.filter((a) => a.kind === 'interrupt').length;
     const resumes = recs.filter((x) => x.kind === 'enable').length - 1;

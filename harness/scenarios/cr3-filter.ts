@@ -1,4 +1,4 @@
-// cr3-filter: CR3 filtering (spec/README.md §2 ContextEn; spec/msrs.md §7):
+// cr3-filter: CR3 filtering (docs/sdm/README.md §2 ContextEn; docs/sdm/msrs.md §7):
 // with CTL.CR3Filter=1 only code running under CR3 = CR3_MATCH is traced; a
 // MOV CR3 to another address space stops the trace (ContextEn := 0).
 import { branchRecords, anyOutput, linesOf } from './helpers.js';

@@ -1,4 +1,4 @@
-// dis-tnt: CTL.DisTNT=1 (spec/msrs.md §3.1 bit 55; CPUID.(14H,0):EBX[8]): no
+// dis-tnt: CTL.DisTNT=1 (docs/sdm/msrs.md §3.1 bit 55; CPUID.(14H,0):EBX[8]): no
 // TNT packets at all; conditional branches leave no trace, while indirect
 // branches and RETs still produce TIPs. The workload is one whose path
 // executes an indirect JMP or CALL, so a TIP is due whatever the seed.

@@ -1,5 +1,5 @@
 // err-reserved-bit: WRMSR with a reserved bit raises #GP and changes nothing
-// (spec/msrs.md §3.1, §4, §5; kvm-unit-tests x86/msr.c; LKVS PT reserved-bit
+// (docs/sdm/msrs.md §3.1, §4, §5; kvm-unit-tests x86/msr.c; LKVS PT reserved-bit
 // test). Reserved bits written from the spec tables by hand.
 import type { Scenario } from './scenario.js';
 

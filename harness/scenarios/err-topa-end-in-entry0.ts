@@ -1,5 +1,5 @@
 // err-topa-end-in-entry0: END=1 in entry 0 of a table is a rule violation
-// (spec/output.md §4.7 rule 4b): an operational error when the CPU reaches it.
+// (docs/sdm/output.md §4.7 rule 4b): an operational error when the CPU reaches it.
 import { alloc, manualRun, rawEntry, writeU64 } from './manual.js';
 import { needs, type Scenario } from './scenario.js';
 

@@ -1,5 +1,5 @@
 // err-topa-midrun: an operational error in the middle of a driver's trace run
-// (spec/output.md §4.7 rule 2b, §6): after the first PMI has grown the table,
+// (docs/sdm/output.md §4.7 rule 2b, §6): after the first PMI has grown the table,
 // one of the new entries is overwritten (with TraceEn=0) by an 8 KiB region
 // at a 4 KiB boundary. When the CPU reaches it, STATUS.Error := 1 and nothing
 // more is written. Two runs:

@@ -1,5 +1,5 @@
 // err-write-while-enabled: while TraceEn=1 only IA32_RTIT_CTL may be written;
-// every other RTIT MSR raises #GP (spec/msrs.md §9 rule G3).
+// every other RTIT MSR raises #GP (docs/sdm/msrs.md §9 rule G3).
 import { TraceSession } from '../../driver/session.js';
 import { anyOutput } from './helpers.js';
 import type { Scenario } from './scenario.js';
@@ -30,7 +30,7 @@ export const errWriteWhileEnabled: Scenario = {
       for (const [name, msr, value] of cases) {
         const before = await t.rdmsr(0, msr);
         await ctx.expectGp(`#GP on WRMSR ${name} with TraceEn=1`, () => t.wrmsr(0, msr, value));
-        // STATUS reads may be stale while tracing (spec/msrs.md §4): compare the others only.
+        // STATUS reads may be stale while tracing (docs/sdm/msrs.md §4): compare the others only.
         if (msr !== STATUS) ctx.expectEqual(`${name} is unchanged`, await t.rdmsr(0, msr), before);
       }
       const ctl = await t.rdmsr(0, CTL);

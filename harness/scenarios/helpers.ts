@@ -16,7 +16,7 @@ export interface PacketStats {
   readonly total: number;
 }
 
-/** The offset of the first PSB (spec/packets.md §3.14: 02 82 × 8), or −1. */
+/** The offset of the first PSB (docs/sdm/packets.md §3.14: 02 82 × 8), or −1. */
 export function firstPsb(b: Uint8Array): number {
   outer: for (let i = 0; i + 16 <= b.length; i++) {
     for (let k = 0; k < 16; k += 2) if (b[i + k] !== 0x02 || b[i + k + 1] !== 0x82) continue outer;
@@ -60,7 +60,7 @@ export function records(lines: readonly string[]): FlowRec[] {
   return lines.map((l) => JSON.parse(l) as FlowRec);
 }
 
-/** Branch records only (they carry `ip` before `kind`: spec/flow-json.md). */
+/** Branch records only (they carry `ip` before `kind`: docs/formats/flow-json.md). */
 export function branchRecords(lines: readonly string[]): FlowRec[] {
   return lines.filter((l) => l.startsWith('{"ip"')).map((l) => JSON.parse(l) as FlowRec);
 }
@@ -98,7 +98,7 @@ export function singleRange(size = 1 << 20, extra: Omit<TraceRequest, 'output'> 
 /**
  * The request that works on every profile: ToPA single-entry on MENTRY=0 CPUs, else grow. On
  * MENTRY=0 the one region holds the whole trace of `w` (default: a workload of DEFAULT_BRANCHES)
- * without a PMI (spec/output.md §4.6): 8 bytes per branch, at least 64 KiB, a power of two.
+ * without a PMI (docs/sdm/output.md §4.6): 8 bytes per branch, at least 64 KiB, a power of two.
  */
 export function anyOutput(mentry: boolean, extra: Omit<TraceRequest, 'output'> = {}, w?: GeneratedWorkload): TraceRequest {
   if (mentry) return topa('grow', 3, extra);
@@ -113,7 +113,7 @@ export const KERNEL_HALF = 0xffff_8000_0000_0000n;
 
 /**
  * Timing packets at their densest encodings the CPU enumerates (TSC, MTC every ART tick, CYC with
- * no threshold: spec/msrs.md §3.2), to make many output bytes from a short workload. Empty when
+ * no threshold: docs/sdm/msrs.md §3.2), to make many output bytes from a short workload. Empty when
  * the CPU has neither MTC nor CYC.
  */
 export function timingVolume(caps: PtCaps): Omit<TraceRequest, 'output'> {

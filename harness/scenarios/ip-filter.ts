@@ -1,4 +1,4 @@
-// ip-filter: IP filtering with ADDR0_CFG=1 (spec/README.md §4.1–§4.2): only
+// ip-filter: IP filtering with ADDR0_CFG=1 (docs/sdm/README.md §4.1–§4.2): only
 // instructions whose first byte lies in [ADDR0_A, ADDR0_B] are traced;
 // tracing starts and stops at taken branches into and out of the range.
 // The range ends just below the median of the addresses the workload's taken
@@ -25,7 +25,7 @@ export const ipFilter: Scenario = {
     const inside = (v: string | undefined): boolean => v !== undefined && BigInt(v) >= a && BigInt(v) <= b;
     const recs = records(ctx.sim?.truth(0) ?? []);
     const branches = recs.filter((x) => x.ip !== undefined && x.kind !== 'enable' && x.kind !== 'disable');
-    // FilterEn changes on taken branches (target IP) and at enable (spec/README.md §4.2); falling through
+    // FilterEn changes on taken branches (target IP) and at enable (docs/sdm/README.md §4.2); falling through
     // the range boundary is noticed only at the next taken branch.
     const enables = recs.filter((x) => x.kind === 'enable');
     ctx.expect('tracing (re)starts only inside the range', enables.length > 0 && enables.every((x) => inside(x.ip)), `${enables.length} enable records`);

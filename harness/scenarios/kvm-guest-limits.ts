@@ -1,4 +1,4 @@
-// kvm-guest-limits: what a QEMU/KVM guest sees (DESIGN.md; spec/cpuid.md §6
+// kvm-guest-limits: what a QEMU/KVM guest sees (docs/design.md; docs/sdm/cpuid.md §6
 // "QEMU -cpu …,+intel-pt", anchors.md §6): QEMU's fixed leaf 14H, no PMI
 // preservation, no XSAVES of PT state, and KVM's extra #GP rules. ptlab must
 // refuse these up front, naming the CPUID bit, instead of failing obscurely.
@@ -19,7 +19,7 @@ export const kvmGuestLimits: Scenario = {
   async run(ctx) {
     const t = ctx.target;
     const l0 = await t.cpuid(0x14, 0), l1 = await t.cpuid(0x14, 1);
-    // QEMU target/i386/cpu.c INTEL_PT_* (spec/cpuid.md §6 table): 1 / 0xF / 0x7 and 0x02490002 / 0x003F1FFF.
+    // QEMU target/i386/cpu.c INTEL_PT_* (docs/sdm/cpuid.md §6 table): 1 / 0xF / 0x7 and 0x02490002 / 0x003F1FFF.
     ctx.expectEqual('CPUID.(14H,0) EAX/EBX/ECX = 0x1 / 0xf / 0x7', [hex(l0.eax), hex(l0.ebx), hex(l0.ecx)], ['0x1', '0xf', '0x7']);
     ctx.expectEqual('CPUID.(14H,1) EAX/EBX = 0x2490002 / 0x3f1fff', [hex(l1.eax), hex(l1.ebx)], ['0x2490002', '0x3f1fff']);
     await ctx.expectRefused('a PMI-preservation request is refused (unsupported) before any WRMSR', 'unsupported',

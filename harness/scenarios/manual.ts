@@ -1,13 +1,13 @@
 // Hand-programmed runs for the error scenarios: the driver never builds a bad
 // ToPA table or a misaligned range, so these write the table and the MSRs
-// themselves through the recorded target (spec/output.md §3–§4 by hand).
+// themselves through the recorded target (docs/sdm/output.md §3–§4 by hand).
 import { IA32_RTIT_CTL, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import type { PhysRegion } from '../../driver/target.js';
 import type { ScenarioContext } from './context.js';
 
 const CTL = 0x570, STATUS = 0x571, OUTPUT_BASE = 0x560, MASK_PTRS = 0x561;
 
-/** A ToPA entry from spec/output.md §4.2: Base in 63:12, Size in 9:6, STOP 4, INT 2, END 0. */
+/** A ToPA entry from docs/sdm/output.md §4.2: Base in 63:12, Size in 9:6, STOP 4, INT 2, END 0. */
 export function rawEntry(base: bigint, o: { size?: number; end?: boolean } = {}): bigint {
   return base | (BigInt(o.size ?? 0) << 6n) | (o.end ? 1n : 0n);
 }

@@ -1,4 +1,4 @@
-// mtc-tsc-timing: TSCEn and MTCEn (spec/msrs.md §3.1–§3.2; spec/packets.md
+// mtc-tsc-timing: TSCEn and MTCEn (docs/sdm/msrs.md §3.1–§3.2; docs/sdm/packets.md
 // §3.9–§3.10): a TSC packet in every PSB+, MTC packets at the chosen period,
 // TSC values that never go backwards.
 import { PacketDecoder } from '../../driver/decode/decoder.js';

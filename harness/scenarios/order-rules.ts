@@ -1,5 +1,5 @@
-// The SDM's ordering rules for a ToPA PMI handler (spec/output.md §7.1, §7.2,
-// §7.4; spec/msrs.md §11, §11.1), checked on a transcript. They hold on every
+// The SDM's ordering rules for a ToPA PMI handler (docs/sdm/output.md §7.1, §7.2,
+// §7.4; docs/sdm/msrs.md §11, §11.1), checked on a transcript. They hold on every
 // target, real hardware included, because the transcript records what the
 // driver did — MSR writes, ToPA entry writes and the LVT unmask — in order:
 //
@@ -73,7 +73,7 @@ function segmentProblems(seg: readonly TranscriptLine[]): OrderProblem[] {
   return out;
 }
 
-/** STATUS bits a handler may change: Stopped (5) and PendTopaPMI (7) (spec/msrs.md §4). */
+/** STATUS bits a handler may change: Stopped (5) and PendTopaPMI (7) (docs/sdm/msrs.md §4). */
 const HANDLER_STATUS_BITS = (1n << 5n) | (1n << 7n);
 
 /** The status rule in one segment: each STATUS write against the STATUS read first in it. */

@@ -1,5 +1,5 @@
 // Another context's PT configuration, loaded while a context is switched out
-// by XSAVES (spec/xsave.md §2–§4). With one workload the MSRs would still hold
+// by XSAVES (docs/sdm/xsave.md §2–§4). With one workload the MSRs would still hold
 // the saved values when XRSTORS runs, so a restore that loads only CTL, or
 // CTL before the rest, would go unseen. Here the MSRs get different values in
 // between (an output table of the other context, other CR3 and address
@@ -31,7 +31,7 @@ function compared(ctx: ScenarioContext): { name: string; msr: number }[] {
 }
 
 /**
- * ADDR2/ADDR3 A and B of the ranges the traced context uses: not in component 8 (spec/xsave.md
+ * ADDR2/ADDR3 A and B of the ranges the traced context uses: not in component 8 (docs/sdm/xsave.md
  * §1.1), so the driver switches them by hand around XSAVES/XRSTORS; the other context changes them.
  */
 function handSwitched(ranges: number): { name: string; msr: number }[] {

@@ -1,5 +1,5 @@
-// ovf-drain: an internal buffer that cannot drain (spec/packets.md §12;
-// DESIGN.md losses.json): packets are dropped inside the CPU, each overflow
+// ovf-drain: an internal buffer that cannot drain (docs/sdm/packets.md §12;
+// docs/design.md losses.json): packets are dropped inside the CPU, each overflow
 // shows as an OVF in the stream and an "ovf" loss with bytes null, the model
 // reports its own `dropped`, and the ledger still balances.
 import { imbalance } from '../../driver/collect/ledger.js';

@@ -1,5 +1,5 @@
 // pmi-at-final-stop: the run is stopped while a ToPA PMI is still unhandled
-// (spec/output.md §7.2, §7.4; spec/msrs.md §11): its INT region filled, the
+// (docs/sdm/output.md §7.2, §7.4; docs/sdm/msrs.md §11): its INT region filled, the
 // CPU raised GLOBAL_STATUS[55] (and, with PMI preservation, PendTopaPMI), and
 // the stop request came first — as when a traced process exits or a user
 // stops tracing during the PMI's skid. The final stop must settle it: collect

@@ -1,4 +1,4 @@
-// pmi-back-to-back: a skid longer than a region (spec/output.md §4.5), so a
+// pmi-back-to-back: a skid longer than a region (docs/sdm/output.md §4.5), so a
 // second INT region fills before the first PMI reaches the handler. The CPU
 // has one GLOBAL_STATUS[55] and one LVT delivery for both: the second PMI
 // merges into the first. The handler must account for every region filled

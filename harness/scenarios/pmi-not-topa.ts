@@ -1,4 +1,4 @@
-// pmi-not-topa: the performance-monitoring interrupt is shared (spec/msrs.md
+// pmi-not-topa: the performance-monitoring interrupt is shared (docs/sdm/msrs.md
 // §11): a PMI whose IA32_PERF_GLOBAL_STATUS has bit 55 clear belongs to
 // someone else, e.g. a counter overflow (Ovf_PMC bit 0). The driver's handler
 // must leave it alone: no MSR access, no table or STATUS change, tracing not

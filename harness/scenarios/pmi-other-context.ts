@@ -1,6 +1,6 @@
 // xsaves-pmi-other-context and manual-pmi-other-context: the SDM's motivating
-// case for the ToPA PMI across a context switch (spec/output.md §7.3–§7.4,
-// spec/xsave.md §2–§5). Two software contexts share one CPU, each with its own
+// case for the ToPA PMI across a context switch (docs/sdm/output.md §7.3–§7.4,
+// docs/sdm/xsave.md §2–§5). Two software contexts share one CPU, each with its own
 // workload (at its own address) and its own ToPA output; the driver switches
 // between them every few dozen branches, with XSAVES/XRSTORS where the CPU can
 // save PT state, or by hand with RDMSR/WRMSR (CTL first on save, last on

@@ -1,4 +1,4 @@
-// pmi-preservation: PSB and PMI preservation (spec/output.md §7.4; CPUID.(14H,0)
+// pmi-preservation: PSB and PMI preservation (docs/sdm/output.md §7.4; CPUID.(14H,0)
 // :EBX[6]; CTL.InjectPsbPmiOnEnable): a PMI taken while the context is
 // switched out (TraceEn=0) is ignored and PendTopaPMI stays 1; tracing enabled
 // again re-raises the PMI, and handling it with TraceEn=1 clears PendTopaPMI.
@@ -11,7 +11,7 @@ import { needs, type Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 const CTL = 0x570, STATUS = 0x571, GLOBAL_STATUS = 0x38e;
-const TOPA_PMI = 1n << 55n; // IA32_PERF_GLOBAL_STATUS[55] (spec/msrs.md §11)
+const TOPA_PMI = 1n << 55n; // IA32_PERF_GLOBAL_STATUS[55] (docs/sdm/msrs.md §11)
 
 /** The `pmi-preservation` scenario (see the file comment). */
 export const pmiPreservation: Scenario = {

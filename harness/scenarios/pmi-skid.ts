@@ -1,4 +1,4 @@
-// pmi-skid: the ToPA PMI is imprecise (spec/output.md §4.5): output goes on
+// pmi-skid: the ToPA PMI is imprecise (docs/sdm/output.md §4.5): output goes on
 // for a while after the INT region fills. INT sits on a region before the
 // last, so the skid lands in the next region and nothing is lost.
 import { linesOf, topa } from './helpers.js';

@@ -4,7 +4,7 @@
 // before the driver sees the event). The driver's handler must go on from
 // there: not stop tracing again, and above all not acknowledge [55] again — a
 // second write to IA32_PERF_GLOBAL_STATUS_RESET can clear the [55] of a newer
-// ToPA PMI, which is then never handled (spec/msrs.md §11). On the model the
+// ToPA PMI, which is then never handled (docs/sdm/msrs.md §11). On the model the
 // top half is asked for; on a real target it is the module's own.
 import { IA32_PERF_GLOBAL_STATUS, IA32_PERF_GLOBAL_STATUS_RESET, IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
 import { hex } from '../../driver/target.js';

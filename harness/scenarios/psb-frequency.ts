@@ -1,12 +1,12 @@
-// psb-frequency: CTL.PSBFreq (spec/msrs.md §3.2: a PSB every 2 KiB << P output
-// bytes; spec/README.md Open Question 21: due when floor(PacketByteCnt /
+// psb-frequency: CTL.PSBFreq (docs/sdm/msrs.md §3.2: a PSB every 2 KiB << P output
+// bytes; docs/sdm/README.md Open Question 21: due when floor(PacketByteCnt /
 // period) changes, emitted at the next packet boundary).
 import { packetStats, singleRange } from './helpers.js';
 import { needs, type Scenario } from './scenario.js';
 
 const P = 1; // 4 KiB
 const PERIOD = 2048 << P;
-/** A PSB comes at the next packet boundary: allow a PSB+ and a long packet of slack (spec/packets.md §8). */
+/** A PSB comes at the next packet boundary: allow a PSB+ and a long packet of slack (docs/sdm/packets.md §8). */
 const SLACK = 64;
 
 /** The `psb-frequency` scenario (see the file comment). */

@@ -1,4 +1,4 @@
-// psb-preservation: PSB preservation across a context switch (spec/output.md
+// psb-preservation: PSB preservation across a context switch (docs/sdm/output.md
 // §7.4 step 2–3; CPUID.(14H,0):EBX[6]; CTL.InjectPsbPmiOnEnable). A PSB that
 // falls due in the packets of the TraceEn 1→0 at a switch-out cannot be
 // written any more: the CPU keeps it in STATUS.PendPSB, the save carries it in
@@ -16,7 +16,7 @@ import { packetStats, topa } from './helpers.js';
 import { firstSkip, needs, type Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
-/** PSBFreq=0: a PSB every 2 KiB of output (spec/msrs.md §3.2). */
+/** PSBFreq=0: a PSB every 2 KiB of output (docs/sdm/msrs.md §3.2). */
 const PERIOD = 2048;
 /** The owed PSB+ comes at the resume: the rest of the disable packets and one PSB+ of slack. */
 const SLACK = 64;

@@ -1,4 +1,4 @@
-// ptwrite: PTWRITE with CTL.PTWEn=1 (spec/packets.md §3.16, §10 "PTWRITE";
+// ptwrite: PTWRITE with CTL.PTWEn=1 (docs/sdm/packets.md §3.16, §10 "PTWRITE";
 // CPUID.(14H,0):EBX[4]): one PTW packet per PTWRITE executed while traced,
 // carrying its operand, in program order.
 import { PacketDecoder } from '../../driver/decode/decoder.js';

@@ -1,5 +1,5 @@
-// ret-compression: RET compression and CTL.DisRETC (spec/packets.md §7;
-// spec/msrs.md §3.1 bit 11): with DisRETC=1 every near RET is a TIP, so the
+// ret-compression: RET compression and CTL.DisRETC (docs/sdm/packets.md §7;
+// docs/sdm/msrs.md §3.1 bit 11): with DisRETC=1 every near RET is a TIP, so the
 // only TNT bits are those of conditional branches.
 import { anyOutput, branchRecords, packetStats } from './helpers.js';
 import type { Scenario } from './scenario.js';

@@ -11,7 +11,7 @@ import type { ScenarioContext } from './context.js';
 
 /** Model settings a scenario may ask of the sim target. */
 export interface SimSettings {
-  /** Bytes of ToPA PMI skid (spec/output.md §4.5). */
+  /** Bytes of ToPA PMI skid (docs/sdm/output.md §4.5). */
   readonly pmiSkid?: number;
   /** The internal buffer between generator and output (OVF when it cannot drain). */
   readonly buffer?: InternalBufferConfig;

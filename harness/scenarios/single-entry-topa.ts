@@ -1,4 +1,4 @@
-// single-entry-topa: the only ToPA layout MENTRY=0 CPUs accept (spec/output.md
+// single-entry-topa: the only ToPA layout MENTRY=0 CPUs accept (docs/sdm/output.md
 // §4.6): one output entry, then END back to the table; the handler copies the
 // region out at each PMI. On MENTRY=0 CPUs the PMI comes early (before full).
 // A second run never handles the PMI before the workload ends: the entry's
@@ -15,9 +15,9 @@ export const singleEntryTopa: Scenario = {
   appliesTo: 'MENTRY=0 CPUs (Broadwell), where it is the only layout and the PMI comes before the region is full',
   targets: ['sim', 'ssh'],
   skip: (env) => needs(env.caps.topaOutput, 'ToPA output (CPUID.(14H,0):ECX[0])') ?? (env.caps.topaMultipleEntries
-    ? 'a multi-entry ToPA CPU raises the PMI only once the single region is full, so the layout loses the skid by design (spec/output.md §4.5–§4.6): use grow, chain or circular-fresh there'
+    ? 'a multi-entry ToPA CPU raises the PMI only once the single region is full, so the layout loses the skid by design (docs/sdm/output.md §4.5–§4.6): use grow, chain or circular-fresh there'
     : undefined),
-  // The early PMI comes 512 bytes before full (spec/output.md §4.6, Open Question 23); the skid plus the flush grain must fit.
+  // The early PMI comes 512 bytes before full (docs/sdm/output.md §4.6, Open Question 23); the skid plus the flush grain must fit.
   sim: { pmiSkid: 64 },
   negative: 'no-topa-pmi',
   async run(ctx) {

@@ -1,5 +1,5 @@
 // single-range-errors: what the driver refuses and what the CPU flags for
-// single-range output (spec/output.md §3.2; spec/msrs.md §6): a size that is
+// single-range output (docs/sdm/output.md §3.2; docs/sdm/msrs.md §6): a size that is
 // not a power of two is refused before any WRMSR; a base not aligned to the
 // range size is operational error 2 (STATUS.Error at enable).
 import { alloc, manualRun } from './manual.js';

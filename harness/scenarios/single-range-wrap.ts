@@ -1,4 +1,4 @@
-// single-range-wrap: single-range output is circular (spec/output.md §3.1):
+// single-range-wrap: single-range output is circular (docs/sdm/output.md §3.1):
 // after the last byte the CPU continues at the base and overwrites old data,
 // with no interrupt; the driver must account the overwritten bytes as "wrap".
 import { imbalance } from '../../driver/collect/ledger.js';

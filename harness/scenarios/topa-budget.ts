@@ -1,5 +1,5 @@
 // topa-budget: the SDM's ToPA PMI algorithm decides its branch at each PMI
-// (spec/output.md §7.1): add entries while memory and the table allow, else
+// (docs/sdm/output.md §7.1): add entries while memory and the table allow, else
 // make the table circular. With 4 KiB regions, 3 per batch, the handler grows
 // the table from 3 to 6 regions, then circularizes it once (everything still
 // only in memory is copied out, the guard STOP lifted) and from then on copies

@@ -1,5 +1,5 @@
 // topa-chain: the "END of the current table to a new table" branch of the SDM
-// PMI algorithm (spec/output.md §7.1); the CPU follows END itself (§4.3).
+// PMI algorithm (docs/sdm/output.md §7.1); the CPU follows END itself (§4.3).
 import { everyPmiHandled, linesOf } from './helpers.js';
 import type { Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';

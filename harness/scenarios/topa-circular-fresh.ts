@@ -1,5 +1,5 @@
 // topa-circular-fresh: the circular branch of the SDM PMI algorithm
-// (spec/output.md §7.1): END back to the base, and every filled region is
+// (docs/sdm/output.md §7.1): END back to the base, and every filled region is
 // swapped for a fresh one before the CPU comes round again. The ring is the
 // 3 regions asked for, INT on every entry but the last before END (the skid
 // guard), and each region the CPU filled gets exactly one fresh successor.

@@ -1,5 +1,5 @@
 // topa-grow: the SDM PMI algorithm's "add entries after the last one" branch
-// (spec/output.md §7.1): INT on a region before the last, a STOP guard, and
+// (docs/sdm/output.md §7.1): INT on a region before the last, a STOP guard, and
 // each PMI appends regions, so nothing is ever overwritten. The tables hold 8
 // entries (END included), so the handler grows the first table while a batch
 // fits and then chains to a new one (the algorithm's other branch), and no

@@ -1,5 +1,5 @@
 // topa-protect-unread-late: the protect-unread ring with a reader that is
-// always late (Linux perf's reason for the markers; spec/output.md §4.4, §7.1,
+// always late (Linux perf's reason for the markers; docs/sdm/output.md §4.4, §7.1,
 // §7.2). Every ToPA PMI is held back until the CPU has stopped: it filled the
 // ring up to the STOP+INT entry just before the unread data and wrote nothing
 // over it. Each late handler must then find STATUS.Stopped=1 at that full

@@ -1,5 +1,5 @@
 // topa-protect-unread: a reused ring with STOP+INT on the entry before unread
-// data (Linux perf `pt_buffer_reset_markers`; spec/output.md §4.4, §7.1):
+// data (Linux perf `pt_buffer_reset_markers`; docs/sdm/output.md §4.4, §7.1):
 // with a timely PMI the reader keeps up and nothing is lost. After every
 // refill the ring's markers are where the policy promises them, read from the
 // transcript's ToPA entry writes: STOP+INT on the entry before the one the CPU

@@ -1,4 +1,4 @@
-// topa-stop: a ToPA STOP entry (spec/output.md §4.4, §7.2): when the PMI
+// topa-stop: a ToPA STOP entry (docs/sdm/output.md §4.4, §7.2): when the PMI
 // handler runs too late, the CPU fills the STOP guard region completely, sets
 // STATUS.Stopped and writes nothing more; the late handler finds Stopped=1 at
 // the full STOP entry, records a "stop" loss and moves past it. A second run

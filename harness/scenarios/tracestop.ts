@@ -1,4 +1,4 @@
-// tracestop: a TraceStop range (ADDRn_CFG=2; spec/README.md §4.4): the first
+// tracestop: a TraceStop range (ADDRn_CFG=2; docs/sdm/README.md §4.4): the first
 // taken branch that lands in the range sets STATUS.Stopped, emits TIP.PGD and
 // a TraceStop packet, and nothing is traced afterwards.
 import { anyOutput, branchRecords, packetStats } from './helpers.js';

@@ -1,5 +1,5 @@
 // xsaves-pending-pmi: a ToPA PMI still pending when the context is saved with
-// XSAVES (spec/output.md §7.3–§7.4, spec/xsave.md): with PMI preservation the
+// XSAVES (docs/sdm/output.md §7.3–§7.4, docs/sdm/xsave.md): with PMI preservation the
 // PMI survives the switch (PendTopaPMI in the saved STATUS) and is handled
 // after XRSTORS; nothing is lost and PendTopaPMI ends at 0.
 import { IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';

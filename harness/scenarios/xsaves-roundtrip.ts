@@ -1,5 +1,5 @@
 // xsaves-roundtrip: context switches with XSAVES/XRSTORS of state component 8
-// (spec/xsave.md §2–§4): every switch saves and restores the whole trace
+// (docs/sdm/xsave.md §2–§4): every switch saves and restores the whole trace
 // state, so the trace goes on as if nothing happened. Between save and restore
 // another context's configuration is loaded (other-context.ts), so XRSTORS must
 // bring back every MSR of component 8 and load CTL last.

@@ -1,5 +1,5 @@
 // The #GP rules of RDMSR/WRMSR on the PT unit's MSRs, as pure functions
-// (spec/msrs.md §2 G1–G6, §3.3 rules 1–9, §4–§9, §11–§12; shared/anchors.md
+// (docs/sdm/msrs.md §2 G1–G6, §3.3 rules 1–9, §4–§9, §11–§12; shared/anchors.md
 // §6 for the KVM quirks). A rule returns the fault as data; applying the
 // write is msr-file.ts's job.
 import { bitRange, bits, MASK64 } from '../../driver/hw/field.js';
@@ -8,7 +8,7 @@ import { isCanonical } from '../../driver/hw/msrs.js';
 import type { CpuProfile } from './profiles.js';
 import { addrRangeOf, isRtitMsr, MSR } from './msr-addresses.js';
 
-/** Which rule raised a #GP: the checklist row of spec/msrs.md §9 or §3.3 rule it implements. */
+/** Which rule raised a #GP: the checklist row of docs/sdm/msrs.md §9 or §3.3 rule it implements. */
 export type GpRule =
   | 'G1-no-pt' | 'G2-not-enumerated' | 'G3-traceen-set' | 'G5-cpl'
   | 'CTL-2-reserved' | 'CTL-3-traceen-lock' | 'CTL-4-addr-cfg' | 'CTL-5-mtc-freq' | 'CTL-6-cyc-thresh'
@@ -25,7 +25,7 @@ export interface RuleCtx {
   readonly profile: CpuProfile;
   readonly caps: PtCaps;
   readonly perfmonVersion: number;
-  /** CPUID.(0DH,1) EDX:ECX, the IA32_XSS bits the CPU supports (spec/msrs.md §12). */
+  /** CPUID.(0DH,1) EDX:ECX, the IA32_XSS bits the CPU supports (docs/sdm/msrs.md §12). */
   readonly xssSupported: bigint;
 }
 
@@ -41,11 +41,11 @@ export interface CurrentMsrs { readonly ctl: bigint }
 const gp = (rule: GpRule, reason: string): GpFault => ({ rule, reason: `${rule}: ${reason}` });
 const hex = (v: bigint): string => `0x${v.toString(16)}`;
 
-/** LVT bits software may write: vector 7:0, delivery mode 10:8, mask 16 (spec/msrs.md §11.1; bit 12 is RO). */
+/** LVT bits software may write: vector 7:0, delivery mode 10:8, mask 16 (docs/sdm/msrs.md §11.1; bit 12 is RO). */
 export const LVT_WRITABLE = bitRange(10, 0) | (1n << 16n);
 /** LVT Delivery Status (bit 12): read-only, writes ignored. */
 export const LVT_DELIVERY_STATUS = 1n << 12n;
-/** LVT Mask (bit 16): the CPU sets it when it delivers a PMI (spec/msrs.md §11.1). */
+/** LVT Mask (bit 16): the CPU sets it when it delivers a PMI (docs/sdm/msrs.md §11.1). */
 export const LVT_MASK = 1n << 16n;
 /** Defined bits of IA32_PERF_GLOBAL_STATUS_RESET/_SET in the model: 4 GP + 3 fixed counters, 55, 58–63. */
 export const PERF_GLOBAL_BITS = bitRange(3, 0) | bitRange(34, 32) | (1n << 55n) | bitRange(63, 58);
@@ -84,13 +84,13 @@ export function existenceFault(ctx: RuleCtx, msr: number): GpFault | undefined {
   }
 }
 
-/** RDMSR: #GP only under G1, G2 and G5 (spec/msrs.md §9, last line). */
+/** RDMSR: #GP only under G1, G2 and G5 (docs/sdm/msrs.md §9, last line). */
 export function rdmsrFault(ctx: RuleCtx, msr: number, env: ExecEnv): GpFault | undefined {
   if (env.cpl > 0) return gp('G5-cpl', `RDMSR at CPL ${env.cpl}`);
   return existenceFault(ctx, msr);
 }
 
-/** WRMSR: every #GP condition of spec/msrs.md §9 for `msr` := `value`, given the current CTL. */
+/** WRMSR: every #GP condition of docs/sdm/msrs.md §9 for `msr` := `value`, given the current CTL. */
 export function wrmsrFault(ctx: RuleCtx, cur: CurrentMsrs, msr: number, value: bigint, env: ExecEnv): GpFault | undefined {
   if (env.cpl > 0) return gp('G5-cpl', `WRMSR at CPL ${env.cpl}`);
   const missing = existenceFault(ctx, msr);
@@ -110,7 +110,7 @@ export function wrmsrFault(ctx: RuleCtx, cur: CurrentMsrs, msr: number, value: b
       return undefined;
     }
     case MSR.IA32_RTIT_OUTPUT_MASK_PTRS:
-      return undefined; // no reserved bits: bits 6:0 are writes-ignored (spec/msrs.md §6)
+      return undefined; // no reserved bits: bits 6:0 are writes-ignored (docs/sdm/msrs.md §6)
     case MSR.IA32_RTIT_CR3_MATCH:
       if (!ctx.profile.quirks.has('KVM_CR3_MATCH_LAX') && bits(value, 4, 0) !== 0n) {
         return gp('CR3_MATCH-low-bits', `bits 4:0 = ${hex(bits(value, 4, 0))} (must be 0)`);
@@ -133,13 +133,13 @@ export function wrmsrFault(ctx: RuleCtx, cur: CurrentMsrs, msr: number, value: b
   }
   const r = addrRangeOf(msr);
   if (r && !isCanonical(value, ctx.caps.maxLinearAddr)) {
-    // Canonical for the maximum supported linear-address width (spec/msrs.md §8, Open Question 13).
+    // Canonical for the maximum supported linear-address width (docs/sdm/msrs.md §8, Open Question 13).
     return gp('ADDR-noncanonical', `${hex(value)} is not canonical for ${ctx.caps.maxLinearAddr}-bit linear addresses`);
   }
   return undefined;
 }
 
-/** IA32_RTIT_CTL reserved bits for these capabilities (spec/msrs.md §3.1), written out bit by bit. */
+/** IA32_RTIT_CTL reserved bits for these capabilities (docs/sdm/msrs.md §3.1), written out bit by bit. */
 export function ctlReservedMask(ctx: RuleCtx): bigint {
   const c = ctx.caps;
   // Always legal: TraceEn 0, OS 2, User 3, TSCEn 10, DisRETC 11, BranchEn 13 (§3.1 "Reserved mask").
@@ -159,7 +159,7 @@ export function ctlReservedMask(ctx: RuleCtx): bigint {
   return MASK64 & ~legal;
 }
 
-/** spec/msrs.md §3.3 rules 2–9 and BDM106 (rule 1 is G1, checked by the caller). */
+/** docs/sdm/msrs.md §3.3 rules 2–9 and BDM106 (rule 1 is G1, checked by the caller). */
 function ctlFault(ctx: RuleCtx, c: bigint, v: bigint, env: ExecEnv): GpFault | undefined {
   const caps = ctx.caps;
   const q = ctx.profile.quirks;
@@ -197,7 +197,7 @@ function ctlFault(ctx: RuleCtx, c: bigint, v: bigint, env: ExecEnv): GpFault | u
   return undefined;
 }
 
-/** IA32_RTIT_STATUS value rules (spec/msrs.md §4). */
+/** IA32_RTIT_STATUS value rules (docs/sdm/msrs.md §4). */
 function statusFault(ctx: RuleCtx, v: bigint): GpFault | undefined {
   const pend = ctx.caps.pmiPreservation && !ctx.profile.quirks.has('KVM_STATUS_MASK');
   // Bit 3, 31:8 (31:6 without EBX[6]) and 63:49 are reserved.

@@ -1,4 +1,4 @@
-// MSR addresses the model implements (spec/msrs.md §1, §11, §11.1, §12).
+// MSR addresses the model implements (docs/sdm/msrs.md §1, §11, §11.1, §12).
 
 export const MSR = {
   IA32_PERF_GLOBAL_STATUS: 0x38e,
@@ -18,7 +18,7 @@ export const MSR = {
   IA32_XSS: 0xda0,
 } as const;
 
-/** True for 0x560/0x561, 0x570–0x572 and 0x580–0x587: the addresses G1 covers (spec/msrs.md §2). */
+/** True for 0x560/0x561, 0x570–0x572 and 0x580–0x587: the addresses G1 covers (docs/sdm/msrs.md §2). */
 export function isRtitMsr(msr: number): boolean {
   return msr === 0x560 || msr === 0x561 || (msr >= 0x570 && msr <= 0x572) || (msr >= 0x580 && msr <= 0x587);
 }

@@ -1,4 +1,4 @@
-// The PT unit's MSR state with SDM semantics (spec/msrs.md): every
+// The PT unit's MSR state with SDM semantics (docs/sdm/msrs.md): every
 // IA32_RTIT_* MSR, IA32_PERF_GLOBAL_STATUS with _RESET/_SET, IA32_XSS and the
 // x2APIC LVT PMI entry. Faults are data (STYLE §5); a faulting write changes
 // nothing (G6). The output engine and the packet generator attach through
@@ -16,7 +16,7 @@ export type SimFault = CpuFault & { readonly rule: GpRule };
 /** An RDMSR outcome: the value, or the #GP as data. */
 export type MsrRead = { readonly ok: true; readonly value: bigint } | { readonly ok: false; readonly fault: SimFault };
 
-/** The output engine as the MSR file sees it (spec/output.md §2, §4.1: internal pointers). */
+/** The output engine as the MSR file sees it (docs/sdm/output.md §2, §4.1: internal pointers). */
 export interface OutputPort {
   /** TraceEn 0→1 with TriggerEn=1: load the internal pointers from the MSRs. */
   enable(m: { readonly ctl: bigint; readonly outputBase: bigint; readonly maskPtrs: bigint }): void;
@@ -25,9 +25,9 @@ export interface OutputPort {
 }
 
 /**
- * The packet generator as the MSR file sees it (DESIGN.md "How the model runs"): told of every
+ * The packet generator as the MSR file sees it (docs/design.md "How the model runs"): told of every
  * TraceEn transition, whether by WRMSR, XRSTORS or XSAVES, and owner of the STATUS fields it
- * counts while tracing (spec/msrs.md §4: PacketByteCnt, PendPSB; Stopped by TraceStop).
+ * counts while tracing (docs/sdm/msrs.md §4: PacketByteCnt, PendPSB; Stopped by TraceStop).
  */
 export interface TraceHooks {
   /** TraceEn 0→1, after TriggerEn was evaluated and the output engine loaded its pointers. */
@@ -38,25 +38,25 @@ export interface TraceHooks {
   status(base: bigint): bigint;
 }
 
-/** The processor context ContextEn/FilterEn are evaluated in (spec/README.md §2, §4.2). */
+/** The processor context ContextEn/FilterEn are evaluated in (docs/sdm/README.md §2, §4.2). */
 export interface TraceContext {
   readonly cpl: number;
   readonly cr3: bigint;
-  /** PAE paging: CR3 matches on bits 63:5 instead of 63:12 (spec/README.md §3.2). */
+  /** PAE paging: CR3 matches on bits 63:5 instead of 63:12 (docs/sdm/README.md §3.2). */
   readonly pae: boolean;
   /** Next IP of the instruction that sets TraceEn. */
   readonly nextIp: bigint;
 }
 
-// STATUS bits (spec/msrs.md §4).
+// STATUS bits (docs/sdm/msrs.md §4).
 const FILTER_EN = 1n << 0n, CONTEXT_EN = 1n << 1n, TRIGGER_EN = 1n << 2n, ERROR = 1n << 4n, STOPPED = 1n << 5n;
 const PEND_TOPA_PMI = 1n << 7n;
 const INJECT_PSB_PMI_ON_ENABLE = 1n << 56n;
-/** IA32_PERF_GLOBAL_STATUS[55] Trace_ToPA_PMI (spec/msrs.md §11). */
+/** IA32_PERF_GLOBAL_STATUS[55] Trace_ToPA_PMI (docs/sdm/msrs.md §11). */
 export const TRACE_TOPA_PMI = 1n << 55n;
-/** OUTPUT_MASK_PTRS bits 6:0 always read 1 (spec/msrs.md §6). */
+/** OUTPUT_MASK_PTRS bits 6:0 always read 1 (docs/sdm/msrs.md §6). */
 export const LOWER_MASK = 0x7fn;
-/** LVT PMI reset value: masked (spec/msrs.md §11.1). */
+/** LVT PMI reset value: masked (docs/sdm/msrs.md §11.1). */
 export const LVT_RESET = LVT_MASK;
 
 /** The per-logical-processor MSR file of the PT unit. */
@@ -100,7 +100,7 @@ export class MsrFile {
   get traceEn(): boolean { return (this.ctl & 1n) === 1n; }
   get triggerEn(): boolean { return (this.status & TRIGGER_EN) !== 0n; }
 
-  /** RDMSR with the #GP rules (spec/msrs.md §9: G1, G2, G5 only). */
+  /** RDMSR with the #GP rules (docs/sdm/msrs.md §9: G1, G2, G5 only). */
   read(msr: number): MsrRead {
     const f = rdmsrFault(this.rules, msr, this.env);
     if (f) return { ok: false, fault: simFault('rdmsr', msr, undefined, f) };
@@ -130,7 +130,7 @@ export class MsrFile {
       case MSR.IA32_RTIT_OUTPUT_MASK_PTRS: return this.maskPtrs | LOWER_MASK;
       case MSR.IA32_RTIT_CR3_MATCH: return this.cr3Match;
       case MSR.IA32_PERF_GLOBAL_STATUS: return this.globalStatus;
-      // Write-only command registers: the model reads them as 0 (not stated in spec/msrs.md §11).
+      // Write-only command registers: the model reads them as 0 (not stated in docs/sdm/msrs.md §11).
       case MSR.IA32_PERF_GLOBAL_STATUS_RESET:
       case MSR.IA32_PERF_GLOBAL_STATUS_SET: return 0n;
       case MSR.IA32_XSS: return this.xss;
@@ -141,11 +141,11 @@ export class MsrFile {
     return 0n;
   }
 
-  /** Applies an already-checked WRMSR, with its side effects (spec/msrs.md §3.4, §4, §6, §11). */
+  /** Applies an already-checked WRMSR, with its side effects (docs/sdm/msrs.md §3.4, §4, §6, §11). */
   store(msr: number, value: bigint): void {
     switch (msr) {
       case MSR.IA32_RTIT_CTL: return this.writeCtl(value);
-      // STATUS bits 0–2 are read-only: writes ignored (spec/msrs.md §4).
+      // STATUS bits 0–2 are read-only: writes ignored (docs/sdm/msrs.md §4).
       case MSR.IA32_RTIT_STATUS: this.status = (value & ~bitRange(2, 0)) | (this.status & bitRange(2, 0)); return;
       case MSR.IA32_RTIT_OUTPUT_BASE: this.outputBase = value; return;
       case MSR.IA32_RTIT_OUTPUT_MASK_PTRS: this.maskPtrs = value | LOWER_MASK; return;
@@ -159,7 +159,7 @@ export class MsrFile {
     if (r) (r.side === 'A' ? this.addrA : this.addrB)[r.n] = value;
   }
 
-  /** IA32_RTIT_CTL := v with the TraceEn transitions of spec/msrs.md §3.4. */
+  /** IA32_RTIT_CTL := v with the TraceEn transitions of docs/sdm/msrs.md §3.4. */
   private writeCtl(v: bigint): void {
     const old = this.ctl;
     this.ctl = v;
@@ -175,11 +175,11 @@ export class MsrFile {
     if (!trigger) { this.status &= ~TRIGGER_EN; this.trace?.enabled(this); return; }
     this.status |= TRIGGER_EN;
     this.status = setBit(this.status, CONTEXT_EN, this.contextEn());
-    // FilterEn exists only with IP filtering; without it bit 0 is "reserved, writes ignored" (spec/msrs.md §4).
+    // FilterEn exists only with IP filtering; without it bit 0 is "reserved, writes ignored" (docs/sdm/msrs.md §4).
     if (this.caps.ipFiltering) this.status = setBit(this.status, FILTER_EN, this.filterEn());
     if (this.output) { this.output.enable({ ctl: this.ctl, outputBase: this.outputBase, maskPtrs: this.maskPtrs | LOWER_MASK }); this.outputLatched = true; }
     this.trace?.enabled(this);
-    // PMI preservation: a pended ToPA PMI is raised again at enable (spec/output.md §7.4 step 3).
+    // PMI preservation: a pended ToPA PMI is raised again at enable (docs/sdm/output.md §7.4 step 3).
     if ((this.ctl & INJECT_PSB_PMI_ON_ENABLE) !== 0n && (this.status & PEND_TOPA_PMI) !== 0n) this.signalTopaPmi();
   }
 
@@ -196,7 +196,7 @@ export class MsrFile {
     this.status &= ~TRIGGER_EN;
   }
 
-  /** ContextEn formula of spec/README.md §2 (no SGX enclaves in the model). */
+  /** ContextEn formula of docs/sdm/README.md §2 (no SGX enclaves in the model). */
   private contextEn(): boolean {
     const c = this.context;
     const os = (this.ctl >> 2n) & 1n, user = (this.ctl >> 3n) & 1n, cr3Filter = (this.ctl >> 7n) & 1n;
@@ -207,7 +207,7 @@ export class MsrFile {
     return true;
   }
 
-  /** FilterEn at enable: 1 when no range has ADDRn_CFG=1, else whether Next IP lies in one (spec/README.md §4.1). */
+  /** FilterEn at enable: 1 when no range has ADDRn_CFG=1, else whether Next IP lies in one (docs/sdm/README.md §4.1). */
   private filterEn(): boolean {
     let any = false;
     for (let n = 0; n < Math.min(this.caps.numAddressRanges, 4); n++) {
@@ -219,28 +219,28 @@ export class MsrFile {
     return !any;
   }
 
-  /** Operational error (spec/output.md §6): STATUS.Error := 1, TriggerEn := 0. */
+  /** Operational error (docs/sdm/output.md §6): STATUS.Error := 1, TriggerEn := 0. */
   operationalError(): void {
     this.status = (this.status | ERROR) & ~TRIGGER_EN;
   }
 
-  /** ToPA STOP (spec/output.md §4.4): STATUS.Stopped := 1, TriggerEn := 0. */
+  /** ToPA STOP (docs/sdm/output.md §4.4): STATUS.Stopped := 1, TriggerEn := 0. */
   topaStop(): void {
     this.status = (this.status | STOPPED) & ~TRIGGER_EN;
   }
 
-  /** A region with INT=1 filled (spec/output.md §7.4 step 1): PendTopaPMI if preserving, then the PMI. */
+  /** A region with INT=1 filled (docs/sdm/output.md §7.4 step 1): PendTopaPMI if preserving, then the PMI. */
   topaIntFilled(): void {
     this.markPendTopaPmi();
     this.signalTopaPmi();
   }
 
-  /** STATUS.PendTopaPMI := 1 when CTL.InjectPsbPmiOnEnable=1 (spec/output.md §7.4 step 1). */
+  /** STATUS.PendTopaPMI := 1 when CTL.InjectPsbPmiOnEnable=1 (docs/sdm/output.md §7.4 step 1). */
   markPendTopaPmi(): void {
     if ((this.ctl & INJECT_PSB_PMI_ON_ENABLE) !== 0n) this.status |= PEND_TOPA_PMI;
   }
 
-  /** GLOBAL_STATUS[55] := 1, then delivery through the LVT entry, which the CPU masks (spec/msrs.md §11, §11.1). */
+  /** GLOBAL_STATUS[55] := 1, then delivery through the LVT entry, which the CPU masks (docs/sdm/msrs.md §11, §11.1). */
   signalTopaPmi(): void {
     this.globalStatus |= TRACE_TOPA_PMI;
     if ((this.lvtPmi & LVT_MASK) !== 0n) { this.maskedPmis++; return; } // model: a masked PMI is not delivered
@@ -254,7 +254,7 @@ export class MsrFile {
     this.lvtPmi &= ~LVT_MASK;
   }
 
-  /** VMXON: with IA32_VMX_MISC[14]=0 it clears TraceEn (spec/msrs.md §10, §13). */
+  /** VMXON: with IA32_VMX_MISC[14]=0 it clears TraceEn (docs/sdm/msrs.md §10, §13). */
   vmxon(): void {
     this.env = { ...this.env, inVmxOperation: true };
     if (!this.profile.ptInVmx && this.traceEn) this.writeCtl(this.ctl & ~1n);
@@ -264,13 +264,13 @@ export class MsrFile {
     this.env = { ...this.env, inVmxOperation: false };
   }
 
-  /** Warm reset (spec/msrs.md §10): only TraceEn is cleared with IP filtering (EBX[2]=1), else every RTIT MSR. */
+  /** Warm reset (docs/sdm/msrs.md §10): only TraceEn is cleared with IP filtering (EBX[2]=1), else every RTIT MSR. */
   warmReset(): void {
     if (this.traceEn) this.writeCtl(this.ctl & ~1n);
     if (!this.caps.ipFiltering) this.clearRtit();
   }
 
-  /** Cold reset: every MSR takes its reset value (spec/msrs.md §1, §10, §11.1). */
+  /** Cold reset: every MSR takes its reset value (docs/sdm/msrs.md §1, §10, §11.1). */
   coldReset(): void {
     if (this.traceEn) this.trace?.disabling(this);
     this.output?.disable();

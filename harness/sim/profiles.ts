@@ -1,5 +1,5 @@
 // CPU profiles of the reference model: raw CPUID leaves, family/model, quirks
-// (spec/cpuid.md §6–§7, spec/msrs.md §3.5, shared/anchors.md §5–§6). Which
+// (docs/sdm/cpuid.md §6–§7, docs/sdm/msrs.md §3.5, shared/anchors.md §5–§6). Which
 // values come from a published CPUID dump and which are synthetic is said in
 // each profile's `description`.
 import { decodePtCaps, ZERO_REGS, type CpuidRegs, type PtCaps } from '../../driver/hw/cpuid.js';
@@ -15,15 +15,15 @@ export type ProfileName = (typeof PROFILE_NAMES)[number];
  * hypervisor rule they reproduce (STYLE §2).
  */
 export type Quirk =
-  /** Broadwell: WRMSR IA32_RTIT_CTL with TraceEn=1 and BranchEn=0 raises #GP (Linux erratum BDM106; spec/msrs.md §3.5). */
+  /** Broadwell: WRMSR IA32_RTIT_CTL with TraceEn=1 and BranchEn=0 raises #GP (Linux erratum BDM106; docs/sdm/msrs.md §3.5). */
   | 'BDM106'
-  /** KVM `ctl_bitmask` never unmasks CTL bits 31, 55, 56 (anchors.md §6; spec/msrs.md §4). */
+  /** KVM `ctl_bitmask` never unmasks CTL bits 31, 55, 56 (anchors.md §6; docs/sdm/msrs.md §4). */
   | 'KVM_CTL_BITMASK'
   /** KVM `MSR_IA32_RTIT_STATUS_MASK`: STATUS bits 6 and 7 always raise #GP (anchors.md §6). */
   | 'KVM_STATUS_MASK'
-  /** KVM does not check CR3_MATCH bits 4:0 (spec/msrs.md §7, CHANGES.md #6). */
+  /** KVM does not check CR3_MATCH bits 4:0 (docs/sdm/msrs.md §7). */
   | 'KVM_CR3_MATCH_LAX'
-  /** KVM fails every CTL write while the vCPU is in VMX operation (spec/msrs.md §3.3 rule 9). */
+  /** KVM fails every CTL write while the vCPU is in VMX operation (docs/sdm/msrs.md §3.3 rule 9). */
   | 'KVM_VMX_CTL';
 
 /** One simulated CPU type. */
@@ -38,7 +38,7 @@ export interface CpuProfile {
   /** Raw CPUID, keyed by `cpuidKey(leaf, subleaf)`; absent (leaf, subleaf) pairs read as zeros. */
   readonly leaves: ReadonlyMap<string, CpuidRegs>;
   readonly quirks: ReadonlySet<Quirk>;
-  /** IA32_VMX_MISC[14]: Intel PT may be used in VMX operation (spec/msrs.md §13). */
+  /** IA32_VMX_MISC[14]: Intel PT may be used in VMX operation (docs/sdm/msrs.md §13). */
   readonly ptInVmx: boolean;
   /**
    * The CPU reads ToPA entries ahead and caches them from TraceEn 0→1 (the SDM allows it: a table
@@ -73,7 +73,7 @@ export function capsOf(p: CpuProfile): PtCaps {
   return decodePtCaps((l, s) => cpuidOf(p, l, s));
 }
 
-/** CPUID.0AH:EAX[7:0], the architectural PerfMon version (spec/cpuid.md §5). */
+/** CPUID.0AH:EAX[7:0], the architectural PerfMon version (docs/sdm/cpuid.md §5). */
 export function perfmonVersion(p: CpuProfile): number {
   return cpuidOf(p, 0xa, 0).eax & 0xff;
 }
@@ -111,7 +111,7 @@ function buildLeaves(s: LeafSpec): Map<string, CpuidRegs> {
   m.set(cpuidKey(0, 0), regs(s.maxBasic, GENUINE_INTEL.ebx, GENUINE_INTEL.ecx, GENUINE_INTEL.edx));
   // CPUID.1:ECX[26] XSAVE, [27] OSXSAVE (the model's CR4.OSXSAVE is 1), [21] x2APIC.
   m.set(cpuidKey(1, 0), regs(signature(s.family, s.model, s.stepping), 0, (1 << 21) | (1 << 26) | (1 << 27), 0));
-  m.set(cpuidKey(7, 0), regs(0, 1 << 25, 0, 0)); // EBX[25]: Intel PT (spec/cpuid.md §1)
+  m.set(cpuidKey(7, 0), regs(0, 1 << 25, 0, 0)); // EBX[25]: Intel PT (docs/sdm/cpuid.md §1)
   // PerfMon: version, 4 GP counters, 48 bits wide, EBX vector length 7 (SDM Vol. 2A leaf 0AH).
   m.set(cpuidKey(0xa, 0), regs(s.perfmon | (4 << 8) | (48 << 16) | (7 << 24), 0, 0, 3));
   // XCR0-supported components: x87, SSE, AVX (component 2: 256 bytes at standard offset 576).
@@ -119,7 +119,7 @@ function buildLeaves(s: LeafSpec): Map<string, CpuidRegs> {
   m.set(cpuidKey(0xd, 0), regs(0x7, 0x340, 0x340, 0));
   m.set(cpuidKey(0xd, 1), regs(s.xsave1.eax, 0, s.xsave1.ecx, 0)); // EBX is computed live from XCR0|XSS
   m.set(cpuidKey(0xd, 2), regs(0x100, 0x240, 0, 0));
-  // Component 8: 0x80 bytes, supervisor (ECX[0]=1), no 64-byte alignment (spec/cpuid.md §4, xsave.md §1).
+  // Component 8: 0x80 bytes, supervisor (ECX[0]=1), no 64-byte alignment (docs/sdm/cpuid.md §4, xsave.md §1).
   if (ptSupported) m.set(cpuidKey(0xd, 8), regs(0x80, 0, 1, 0));
   m.set(cpuidKey(0x14, 0), regs(s.l14.sub1 ? 1 : 0, s.l14.ebx, s.l14.ecx, 0));
   // TSC/ART ratio of the model's clock (EAX denominator, EBX numerator; crystal frequency not given).
@@ -142,7 +142,7 @@ function profile(
 
 const ONLY_PT_BITS = 'Only the CPUID bits PT depends on are set; other feature bits read 0.';
 
-/** The shipped profiles (spec/cpuid.md §7). */
+/** The shipped profiles (docs/sdm/cpuid.md §7). */
 export const PROFILES: Readonly<Record<ProfileName, CpuProfile>> = {
   broadwell: profile('broadwell', {
     maxBasic: 0x14, family: 6, model: 0x4f, stepping: 1,
@@ -150,7 +150,7 @@ export const PROFILES: Readonly<Record<ProfileName, CpuProfile>> = {
     xsave1: { eax: 0x1, ecx: 0 }, perfmon: 3, maxPhysAddr: 46, maxLinearAddr: 48,
   }, {
     description: 'Broadwell-E i7-6900K (06_4F): leaf 14H = 0/0x1/0x1 and 0DH,1 = 0x1 and MAXPHYADDR 46 from a real ' +
-      'CPUID dump (spec/cpuid.md §6). Single-entry ToPA, no single range, no XSAVES, BranchEn=1 required (BDM106). ' +
+      'CPUID dump (docs/sdm/cpuid.md §6). Single-entry ToPA, no single range, no XSAVES, BranchEn=1 required (BDM106). ' +
       `PerfMon version 3 assumed (not in the dump). ${ONLY_PT_BITS}`,
     synthetic: false, quirks: ['BDM106'], ptInVmx: false,
   }),
@@ -160,7 +160,7 @@ export const PROFILES: Readonly<Record<ProfileName, CpuProfile>> = {
     xsave1: { eax: 0xf, ecx: 0x100 }, perfmon: 4, maxPhysAddr: 39, maxLinearAddr: 48,
   }, {
     description: 'Skylake client (06_5E): leaves 14H and 0DH from real Kaby Lake / Kaby Lake-R dumps (same PT core; ' +
-      'spec/cpuid.md §6, not checked against a Skylake dump). XSAVES of PT supported (0DH,8 = 0x80/0/1). ' +
+      'docs/sdm/cpuid.md §6, not checked against a Skylake dump). XSAVES of PT supported (0DH,8 = 0x80/0/1). ' +
       `PerfMon version 4. ${ONLY_PT_BITS}`,
     synthetic: false, ptInVmx: true,
   }),
@@ -170,7 +170,7 @@ export const PROFILES: Readonly<Record<ProfileName, CpuProfile>> = {
     xsave1: { eax: 0xf, ecx: 0x100 }, perfmon: 5, maxPhysAddr: 46, maxLinearAddr: 57,
   }, {
     description: 'Ice Lake-SP (06_6A), synthetic: no ICX dump was found; leaf 14H is QEMU\'s fixed set, which QEMU says ' +
-      `was chosen from ICX silicon (spec/cpuid.md §6). MAXPHYADDR 46, LA57, PerfMon 5 assumed. ${ONLY_PT_BITS}`,
+      `was chosen from ICX silicon (docs/sdm/cpuid.md §6). MAXPHYADDR 46, LA57, PerfMon 5 assumed. ${ONLY_PT_BITS}`,
     synthetic: true, ptInVmx: true,
   }),
   'sapphire-rapids': profile('sapphire-rapids', {
@@ -180,7 +180,7 @@ export const PROFILES: Readonly<Record<ProfileName, CpuProfile>> = {
   }, {
     description: 'Sapphire Rapids (06_8F), synthetic: no dump was found. PTWRITE, power events, PSB and PMI ' +
       'preservation, event trace and TNT disable enumerated (unverified which models have them); a cycle-threshold bitmap smaller than 0x1FFF ' +
-      '(0x3F, a guess; an Intel engineer says SPR reports fewer encodings than ICX: spec/cpuid.md §6). ' +
+      '(0x3F, a guess; an Intel engineer says SPR reports fewer encodings than ICX: docs/sdm/cpuid.md §6). ' +
       `MAXPHYADDR 46, LA57, PerfMon 5 assumed. ${ONLY_PT_BITS}`,
     synthetic: true, ptInVmx: true,
   }),
@@ -201,7 +201,7 @@ export const PROFILES: Readonly<Record<ProfileName, CpuProfile>> = {
     xsave1: { eax: 0xf, ecx: 0x100 }, perfmon: 5, maxPhysAddr: 52, maxLinearAddr: 57,
   }, {
     description: 'Synthetic, not a real CPU: every PT feature, 4 address ranges, every MTC/CYC encoding, PSBFreq 0..5, ' +
-      'LIP, FabricEn, XSAVES of PT (which saves only ranges 0 and 1: spec/cpuid.md §7). Caches the reachable ToPA ' +
+      'LIP, FabricEn, XSAVES of PT (which saves only ranges 0 and 1: docs/sdm/cpuid.md §7). Caches the reachable ToPA ' +
       'entries at every TraceEn 0→1, as the SDM allows, so a table edited while tracing is not seen. ' + ONLY_PT_BITS,
     synthetic: true, ptInVmx: true, topaCache: 'all-reachable-at-enable',
   }),

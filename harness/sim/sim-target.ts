@@ -45,7 +45,7 @@ export interface SimTargetOptions {
    * SparsePhysMemory of `memory`, closed on dispose.
    */
   readonly phys?: SimPhysMemory;
-  /** ToPA knobs: PMI skid, early-PMI margin on MENTRY=0 CPUs, entry cache (spec/output.md §4.5–§4.8). */
+  /** ToPA knobs: PMI skid, early-PMI margin on MENTRY=0 CPUs, entry cache (docs/sdm/output.md §4.5–§4.8). */
   readonly topa?: TopaOptions;
   /** Packet generator knobs: truth recording, internal buffer (OVF), clock, libipt compatibility. */
   readonly trace?: TraceModelOptions;
@@ -57,7 +57,7 @@ export interface SimTargetOptions {
   readonly topHalf?: TopHalf;
 }
 
-/** An in-process, deterministic PT-capable CPU built from the SDM (DESIGN.md "How the model runs"). */
+/** An in-process, deterministic PT-capable CPU built from the SDM (docs/design.md "How the model runs"). */
 export class SimTarget implements Target {
   readonly description: string;
   readonly profile: CpuProfile;
@@ -180,7 +180,7 @@ export class SimTarget implements Target {
     this.pmiEnableNow(cpu);
   }
 
-  /** Unmasks the LVT performance-monitor entry of `cpu` (spec/msrs.md §11.1). */
+  /** Unmasks the LVT performance-monitor entry of `cpu` (docs/sdm/msrs.md §11.1). */
   pmiEnableNow(cpu: number): void {
     this.unit(cpu).unmaskPmi();
   }
@@ -190,7 +190,7 @@ export class SimTarget implements Target {
     return this.xsavesNow(cpu, rfbm);
   }
 
-  /** XSAVES of the PT state (spec/xsave.md §2); UnsupportedError where the profile lacks IA32_XSS[8]. */
+  /** XSAVES of the PT state (docs/sdm/xsave.md §2); UnsupportedError where the profile lacks IA32_XSS[8]. */
   xsavesNow(cpu: number, rfbm: bigint): Uint8Array {
     return xsaves(this.unit(cpu), rfbm);
   }
@@ -200,7 +200,7 @@ export class SimTarget implements Target {
     this.xrstorsNow(cpu, area, rfbm);
   }
 
-  /** XRSTORS (spec/xsave.md §3); throws GeneralProtectionError on #GP. */
+  /** XRSTORS (docs/sdm/xsave.md §3); throws GeneralProtectionError on #GP. */
   xrstorsNow(cpu: number, area: Uint8Array, rfbm: bigint): void {
     const f = xrstors(this.unit(cpu), area, rfbm, this.xrstorsQuirk[cpu]);
     if (f) throw new GeneralProtectionError(f);

@@ -1,5 +1,5 @@
 // XSAVES/XRSTORS of the PT state component (8) over the model's MSR file
-// (spec/xsave.md §1–§3; SDM Vol. 1 §13.5.6 "PT State", §13.11–§13.12).
+// (docs/sdm/xsave.md §1–§3; SDM Vol. 1 §13.5.6 "PT State", §13.11–§13.12).
 // Components other than 8 are not modelled: they are saved in their initial
 // configuration (XSTATE_BV bit 0) and ignored on restore.
 import type { CpuFault } from '../../driver/errors.js';
@@ -15,9 +15,9 @@ export const XSAVE_EXTENDED = 576;
 const COMPACTED = 1n << 63n;
 const PT_COMPONENT = 8;
 const PT_BIT = 1n << 8n;
-/** The nine MSRs of component 8, in area order (spec/xsave.md §1.1). */
+/** The nine MSRs of component 8, in area order (docs/sdm/xsave.md §1.1). */
 export const PT_AREA_MSRS = [0x570, 0x560, 0x561, 0x571, 0x572, 0x580, 0x581, 0x582, 0x583] as const;
-/** Bytes 0x48.. of component 8 are reserved (spec/xsave.md §1.1). */
+/** Bytes 0x48.. of component 8 are reserved (docs/sdm/xsave.md §1.1). */
 const PT_DEFINED_BYTES = 0x48;
 
 /** XCR0 of the model: every user component leaf 0DH,0 enumerates (x87, SSE, AVX). */
@@ -25,7 +25,7 @@ export function xcr0Of(f: MsrFile): bigint {
   return BigInt(cpuidOf(f.profile, 0xd, 0).eax >>> 0);
 }
 
-/** True when this CPU can XSAVES the PT component (spec/cpuid.md §4). */
+/** True when this CPU can XSAVES the PT component (docs/sdm/cpuid.md §4). */
 export function canXsavePt(f: MsrFile): boolean {
   return f.caps.xsaves && f.caps.xssPtState;
 }
@@ -49,19 +49,19 @@ export function compactedLayout(f: MsrFile, comp: bigint): { offsets: Map<number
   return { offsets, size: at };
 }
 
-/** CPUID.(0DH,1):EBX — XSAVES area size for the components in XCR0 | IA32_XSS (spec/cpuid.md §4). */
+/** CPUID.(0DH,1):EBX — XSAVES area size for the components in XCR0 | IA32_XSS (docs/sdm/cpuid.md §4). */
 export function xsavesAreaSize(f: MsrFile): number {
   return compactedLayout(f, xcr0Of(f) | f.xss).size;
 }
 
-/** The MSRs of component 8 the CPU implements (absent ones have slots holding 0: spec/xsave.md §1.1). */
+/** The MSRs of component 8 the CPU implements (absent ones have slots holding 0: docs/sdm/xsave.md §1.1). */
 function implemented(f: MsrFile, msr: number): boolean {
   return f.read(msr).ok;
 }
 
 /**
  * XSAVES with RFBM = `rfbm`, with IA32_XSS[8] set around it: save CTL, clear TraceEn (a WRMSR
- * clearing it: flush, output pointers written back), save the other eight MSRs (spec/xsave.md §2).
+ * clearing it: flush, output pointers written back), save the other eight MSRs (docs/sdm/xsave.md §2).
  */
 export function xsaves(f: MsrFile, rfbm: bigint): Uint8Array {
   requireXsavePt(f);
@@ -80,7 +80,7 @@ export function xsaves(f: MsrFile, rfbm: bigint): Uint8Array {
       if (i === 0) return;
       dv.setBigUint64(pt + 8 * i, implemented(f, msr) ? f.peek(msr) : 0n, true);
     });
-    xstateBv |= PT_BIT; // the model never uses the init optimization (spec/xsave.md §2)
+    xstateBv |= PT_BIT; // the model never uses the init optimization (docs/sdm/xsave.md §2)
   }
   dv.setBigUint64(XSAVE_HEADER, xstateBv, true);
   dv.setBigUint64(XSAVE_HEADER + 8, COMPACTED | comp, true);
@@ -95,7 +95,7 @@ const fault = (reason: string, msr?: number, value?: bigint): XFault =>
   msr === undefined ? { op: 'xrstors', reason } : { op: 'xrstors', msr, value: value ?? 0n, reason };
 
 /**
- * XRSTORS of `area` with RFBM = `rfbm` (spec/xsave.md §3). Returns the #GP as data; before a #GP
+ * XRSTORS of `area` with RFBM = `rfbm` (docs/sdm/xsave.md §3). Returns the #GP as data; before a #GP
  * nothing is changed (the model checks everything first). CTL is loaded last.
  */
 export function xrstors(f: MsrFile, area: Uint8Array, rfbm: bigint, quirk?: XrstorsQuirk): XFault | undefined {
@@ -136,11 +136,11 @@ export function xrstors(f: MsrFile, area: Uint8Array, rfbm: bigint, quirk?: Xrst
     const gp = f.checkWrite(msr, v, 0n);
     if (gp) return fault(gp.reason, msr, v);
   }
-  // Step 5: load the others, CTL last (it may start tracing: spec/xsave.md §3 step 6).
+  // Step 5: load the others, CTL last (it may start tracing: docs/sdm/xsave.md §3 step 6).
   if (quirk === 'ctl-first') f.store(0x570, image[0]!);
   if (quirk !== 'only-ctl') for (let i = 1; i < PT_AREA_MSRS.length; i++) if (implemented(f, PT_AREA_MSRS[i]!)) f.store(PT_AREA_MSRS[i]!, image[i]!);
   if (quirk === 'ctl-first') return undefined;
-  // The initial configuration reads 0 in every MSR but MASK_PTRS (spec/xsave.md §1.2), so the
+  // The initial configuration reads 0 in every MSR but MASK_PTRS (docs/sdm/xsave.md §1.2), so the
   // read-only STATUS bits 0–2 are cleared too; a loaded image follows WRMSR (bits 0–2 ignored).
   if ((xstateBv & PT_BIT) === 0n) f.status = 0n;
   f.store(0x570, image[0]!);

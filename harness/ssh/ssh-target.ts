@@ -1,6 +1,6 @@
 // A bare-metal lab machine (or any SSH host running guest/'s module and helper) as a Target:
 // the helper runs over SSH on stdin/stdout with the same line protocol as on the QEMU
-// virtio-serial port (DESIGN.md "ssh"). Physical memory is the module's buffers, read and
+// virtio-serial port (docs/design.md "ssh"). Physical memory is the module's buffers, read and
 // written through the helper (there is no shared RAM file on a remote machine).
 import type { Duplex } from 'node:stream';
 import { HelperChannel } from '../qemu/helper-chan.js';

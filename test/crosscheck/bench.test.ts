@@ -31,7 +31,7 @@ describe.skipIf(tools === undefined)(title('decode benchmark correctness'), () =
     const s = randomStream(42, 16 << 10);
     const packets = ourDump(s).map((l) => JSON.parse(l) as { off: number; type: string });
     expect(new Set(packets.map((p) => p.type))).toEqual(new Set(LIBIPT_KNOWN_TYPES));
-    // PWRE HW is read from different bits (spec/packets.md §3.17): make bits 7 and 3 agree,
+    // PWRE HW is read from different bits (docs/sdm/packets.md §3.17): make bits 7 and 3 agree,
     // so both decoders see the same HW and every checksum field must match.
     for (const p of packets) if (p.type === 'pwre') s[p.off + 2] = (s[p.off + 2]! & 0x80) !== 0 ? 0x88 : 0x00;
     const c = await compareDecoders(tools!.ptbench, s, 1);

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { compareDumps } from './compare.js';
 
 const PSB = '{"off":0,"size":16,"type":"psb"}';
-// 02 22 80 34 at offset 16: SDM HW (bit 7) = 1, libipt's bit 3 = 0 (spec/packets.md §3.17).
+// 02 22 80 34 at offset 16: SDM HW (bit 7) = 1, libipt's bit 3 = 0 (docs/sdm/packets.md §3.17).
 const STREAM = Uint8Array.from([...Array<number>(16).fill(0), 0x02, 0x22, 0x80, 0x34]);
 const PWRE_SDM = '{"off":16,"size":4,"type":"pwre","state":3,"sub_state":4,"hw":true}';
 const PWRE_LIBIPT = '{"off":16,"size":4,"type":"pwre","state":3,"sub_state":4,"hw":false}';

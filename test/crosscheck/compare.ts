@@ -1,7 +1,7 @@
 // Compares our packet-json dump with libipt's, line for line, allowing only
 // the documented differences (each one asserted on its own in
 // differences.test.ts):
-//   pwre-hw  spec/packets.md §3.17: we read PWRE HW from byte-2 bit 7 (SDM
+//   pwre-hw  docs/sdm/packets.md §3.17: we read PWRE HW from byte-2 bit 7 (SDM
 //            Table 36-43, perf); libipt 2.0.5 from bit 3.
 import { dumpJson } from '../../driver/decode/json.js';
 
@@ -35,7 +35,7 @@ function parse(line: string | undefined): Json | undefined {
   }
 }
 
-/** The PWRE HW bit as each decoder reads byte 2 (spec/packets.md §3.17). */
+/** The PWRE HW bit as each decoder reads byte 2 (docs/sdm/packets.md §3.17). */
 function isPwreHwDifference(ours: Json, libipt: Json, bytes: Uint8Array): boolean {
   const off = ours['off'];
   if (ours['type'] !== 'pwre' || libipt['type'] !== 'pwre' || typeof off !== 'number') return false;

@@ -1,12 +1,12 @@
 // The documented differences between our decoder and libipt 2.0.5, each
 // asserted on its own (the corpus tests allow exactly these and nothing else):
 //
-// 1. PWRE HW bit position. spec/packets.md §3.17: the SDM (Table 36-43, HW in
+// 1. PWRE HW bit position. docs/sdm/packets.md §3.17: the SDM (Table 36-43, HW in
 //    the bit-7 column of byte 2) and perf (`payload & 0x80`) put HW at byte-2
 //    bit 7; libipt 2.0.5 reads (and writes) bit 3. We follow the SDM.
-// 2. Packets newer than libipt 2.0.5 (BBP, BEP, CFE, EVD: spec/packets.md
+// 2. Packets newer than libipt 2.0.5 (BBP, BEP, CFE, EVD: docs/sdm/packets.md
 //    §3.18-3.19; TRIG: §3.20): we decode them, libipt reports bad_opc and
-//    resynchronises at the next PSB (spec/packets.md §2).
+//    resynchronises at the next PSB (docs/sdm/packets.md §2).
 // 3. BIP (§3.18): only valid between BBP and BEP; there we decode a BIP.
 //    libipt stops at the BBP; when made to skip it (ptjson --unknown, libipt's
 //    unknown-packet callback), it decodes the BIP's first byte as a TNT-8.
@@ -81,7 +81,7 @@ describe.skipIf(tools === undefined)(title('documented differences with libipt 2
   test('a BIP byte is a TNT-8 to libipt once the BBP is skipped', () => {
     const bipOff = VECTOR_OFF + 3;
     expect(ourDump(BLOCK)[3]).toMatch(new RegExp(`^\\{"off":${bipOff},"size":5,"type":"bip"`));
-    // 0x04 = 0b100: TNT-8 with one not-taken result (spec/packets.md §3.2).
+    // 0x04 = 0b100: TNT-8 with one not-taken result (docs/sdm/packets.md §3.2).
     expect(libiptUnknown.get('block')?.[3]).toBe(`{"off":${bipOff},"size":1,"type":"tnt.8","n":1,"bits":"0"}`);
   });
 });

@@ -1,6 +1,6 @@
 // Corpus (d): mutated and truncated streams, so errors and resynchronisation
-// must agree with libipt too (spec/packet-json.md "Errors and
-// resynchronisation"; spec/packets.md §2 error classes). Mutations are seeded
+// must agree with libipt too (docs/formats/packet-json.md "Errors and
+// resynchronisation"; docs/sdm/packets.md §2 error classes). Mutations are seeded
 // and deterministic. A mutation whose result holds a packet libipt 2.0.5 does
 // not know (BBP/BIP/BEP/CFE/EVD/TRIG: a documented difference that
 // desynchronises the two dumps, see differences.test.ts) is re-drawn.

@@ -1,5 +1,5 @@
 // The oracle checks itself: libipt's dump (test/libipt/ptjson.c) of every
-// spec/packets.md §14 vector and §2 error case equals the line written by
+// docs/sdm/packets.md §14 vector and §2 error case equals the line written by
 // hand from the spec, so a disagreement in the cross-check tests points at
 // our decoder, not at the tool. PWRE is the one documented exception.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,7 +31,7 @@ describe.skipIf(tools === undefined)(title('libipt oracle (ptjson)'), () => {
 
   const dumpOf = (i: number): string[] => dumps.get(join(dir, `v${i}.pt`)) ?? [];
 
-  // spec/packets.md §3.17: libipt 2.0.5 reads PWRE HW from byte-2 bit 3, the SDM from bit 7.
+  // docs/sdm/packets.md §3.17: libipt 2.0.5 reads PWRE HW from byte-2 bit 3, the SDM from bit 7.
   const LIBIPT_READS = new Map([['pwre hw', `{"off":${VECTOR_OFF},"size":4,"type":"pwre","state":3,"sub_state":4,"hw":false}`]]);
 
   test.for(SPEC_VECTORS.map((v, i) => ({ ...v, i })))('libipt decodes the §14 vector "$name" as the spec says', ({ name, bytes, line, i }) => {

@@ -17,7 +17,7 @@ const IPCS: readonly { ipc: IpCompression; bits: number }[] = [
 
 const IP_TYPES = ['tip', 'tip.pge', 'tip.pgd', 'fup'] as const;
 
-/** Every packet type libipt 2.0.5 knows (spec/packets.md §1 without the [new] ones). */
+/** Every packet type libipt 2.0.5 knows (docs/sdm/packets.md §1 without the [new] ones). */
 export const LIBIPT_KNOWN_TYPES = [
   'pad', 'psb', 'psbend', 'ovf', 'stop', 'tip', 'tip.pge', 'tip.pgd', 'fup', 'tnt.8', 'tnt.64',
   'mode.exec', 'mode.tsx', 'pip', 'vmcs', 'cbr', 'tsc', 'tma', 'mtc', 'cyc', 'mnt', 'exstop',
@@ -80,7 +80,7 @@ export function randomPacket(r: Prng): Packet {
   }
 }
 
-/** PSB+ (spec/packets.md §8, reference-model order), optional parts chosen at random. */
+/** PSB+ (docs/sdm/packets.md §8, reference-model order), optional parts chosen at random. */
 export function pushPsbPlus(w: PacketWriter, r: Prng): void {
   w.push({ type: 'psb' });
   if (r.chance(0.5)) {

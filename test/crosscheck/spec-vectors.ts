@@ -1,4 +1,4 @@
-// The test vectors of spec/packets.md §14 (and the malformed inputs of §2),
+// The test vectors of docs/sdm/packets.md §14 (and the malformed inputs of §2),
 // with the packet-json line each must decode to, written by hand from the spec
 // text. Each vector is wrapped as PSB + PSBEND + vector + PSBEND (wrapVector),
 // so its line is at offset 18 and the PSBEND after it checks that the
@@ -6,9 +6,9 @@
 // that starts with `02 82` from extending the PSB: libipt synchronises on the
 // LAST 16 bytes of a run of PSB bytes, see differences.test.ts.)
 
-/** 16 bytes: `02 82` × 8 (spec/packets.md §3.14). */
+/** 16 bytes: `02 82` × 8 (docs/sdm/packets.md §3.14). */
 export const PSB = Object.freeze([0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82]);
-/** `02 23` (spec/packets.md §3.14). */
+/** `02 23` (docs/sdm/packets.md §3.14). */
 export const PSBEND = Object.freeze([0x02, 0x23]);
 
 /** One §14 vector: bytes and the expected packet-json line at offset 18 (SDM reading). */
@@ -61,7 +61,7 @@ const ipVectors: SpecVector[] = IP_PACKETS.flatMap(({ type, opcode }) =>
   })),
 );
 
-/** Every libipt-known vector of spec/packets.md §14, SDM reading. */
+/** Every libipt-known vector of docs/sdm/packets.md §14, SDM reading. */
 export const SPEC_VECTORS: readonly SpecVector[] = [
   { name: 'pad', bytes: [0x00], line: atVec(1, '"pad"') },
   { name: 'tnt.8 N', bytes: [0x04], line: atVec(1, '"tnt.8","n":1,"bits":"0"') },
@@ -119,7 +119,7 @@ export const SPEC_VECTORS: readonly SpecVector[] = [
   },
 ];
 
-/** §14 vectors libipt 2.0.5 does not know (spec/packets.md §2: bad_opc), with our packet type. */
+/** §14 vectors libipt 2.0.5 does not know (docs/sdm/packets.md §2: bad_opc), with our packet type. */
 export const NEW_PACKET_VECTORS = [
   { name: 'bbp SZ=0 type 0', type: 'bbp', bytes: [0x02, 0x63, 0x00] },
   { name: 'bbp SZ=1 type 0', type: 'bbp', bytes: [0x02, 0x63, 0x80] },
@@ -131,7 +131,7 @@ export const NEW_PACKET_VECTORS = [
   { name: 'evd', type: 'evd', bytes: [0x02, 0x53, 0x09, 1, 2, 3, 4, 5, 6, 7, 0] },
 ] as const;
 
-/** Malformed packets of spec/packets.md §2 and the error libipt 2.0.5 gives each (at VECTOR_OFF). */
+/** Malformed packets of docs/sdm/packets.md §2 and the error libipt 2.0.5 gives each (at VECTOR_OFF). */
 export const ERROR_VECTORS = [
   { name: 'unknown first byte 0x05', bytes: [0x05], error: 'bad_opc' },
   { name: 'unknown 02 xx', bytes: [0x02, 0x01], error: 'bad_opc' },

@@ -1,4 +1,4 @@
-// Corpus (a): every spec/packets.md §14 vector and every §2 malformed packet,
+// Corpus (a): every docs/sdm/packets.md §14 vector and every §2 malformed packet,
 // wrapped as PSB + PSBEND + vector + PSBEND: our dump equals libipt's line for
 // line, except the documented PWRE HW difference (compare.ts). The vectors of
 // packets libipt does not know are in differences.test.ts.
@@ -9,7 +9,7 @@ import { ERROR_VECTORS, PSB, PSBEND, SPEC_VECTORS, wrapVector } from './spec-vec
 
 const { tools, title } = libiptTools();
 
-// Synchronisation edge cases (spec/packet-json.md "Errors and resynchronisation"), with the
+// Synchronisation edge cases (docs/formats/packet-json.md "Errors and resynchronisation"), with the
 // lines written by hand from libipt 2.0.5's rules, which driver/decode/sync.ts follows: the
 // initial/resync search takes the LAST 16 bytes of a run of `02 82` pairs (pt_find_psb), and
 // after an error at X it starts at X - 15 (pt_pkt_sync_forward), so the PSB it resumes at may

@@ -1,5 +1,5 @@
 // PacketDecoder.decodeBatch() against next(): the same records (via the
-// packet JSON of spec/packet-json.md), errors, resync and checksum, for any
+// packet JSON of docs/formats/packet-json.md), errors, resync and checksum, for any
 // batch capacity, chunked input, and decodeBatch() mixed with next(); with
 // columns in a hot-loop.ts pool region (written in place) and with own
 // columns (copied in). Pool regions are few and never given back, so the

@@ -1,5 +1,5 @@
 // checksumRecord against an independent implementation of the algorithm in
-// its doc comment, written over the allocating Packet view (spec/packet-json.md key order).
+// its doc comment, written over the allocating Packet view (docs/formats/packet-json.md key order).
 import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { checksumRecord, CHECKSUM_INIT } from '../../driver/decode/checksum.js';

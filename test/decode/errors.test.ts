@@ -1,5 +1,5 @@
-// Error classification (libipt 2.0.5's, as spec/packets.md §2 lists it) and
-// resynchronisation (spec/packet-json.md "Errors and resynchronisation").
+// Error classification (libipt 2.0.5's, as docs/sdm/packets.md §2 lists it) and
+// resynchronisation (docs/formats/packet-json.md "Errors and resynchronisation").
 import { describe, expect, test } from 'vitest';
 import { hex, jsonLines, PSB } from './helpers.js';
 

@@ -7,7 +7,7 @@ export function hex(s: string): number[] {
   return s.trim() === '' ? [] : s.trim().split(/\s+/).map((x) => Number.parseInt(x, 16));
 }
 
-/** PSB: `02 82` x 8 (spec/packets.md §3.14), written out by hand. */
+/** PSB: `02 82` x 8 (docs/sdm/packets.md §3.14), written out by hand. */
 export const PSB = hex('02 82 02 82 02 82 02 82 02 82 02 82 02 82 02 82');
 
 /** All JSON lines of a one-shot decode. */

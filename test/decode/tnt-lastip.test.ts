@@ -1,4 +1,4 @@
-// TNT bit order (spec/packets.md §3.2 examples, oldest branch first) and
+// TNT bit order (docs/sdm/packets.md §3.2 examples, oldest branch first) and
 // Last-IP reconstruction (spec §5): every IPBytes kind, sext-48, PSB reset, OVF option.
 import { describe, expect, test } from 'vitest';
 import { PacketDecoder } from '../../driver/decode/decoder.js';

@@ -1,5 +1,5 @@
-// spec/packets.md §14 test vectors: bytes after a PSB → the packet-json line
-// (spec/packet-json.md), expected values written by hand from the spec text.
+// docs/sdm/packets.md §14 test vectors: bytes after a PSB → the packet-json line
+// (docs/formats/packet-json.md), expected values written by hand from the spec text.
 import { describe, expect, test } from 'vitest';
 import { hex, jsonLines, PSB } from './helpers.js';
 
@@ -72,7 +72,7 @@ const VECTORS: { bytes: string; want: string }[] = [
   { bytes: 'D9 60 05 34 12', want: '{"off":16,"size":5,"type":"trig","ip":false,"icntv":true,"mult":true,"trbv":5,"icnt":4660}' },
 ];
 
-describe('spec/packets.md §14 test vectors', () => {
+describe('docs/sdm/packets.md §14 test vectors', () => {
   test.for(VECTORS)('$bytes decodes to its packet-json line', ({ bytes, want }) => {
     expect(jsonLines([...PSB, ...hex(bytes)])).toEqual([PSB_LINE, want]);
   });

@@ -1,12 +1,12 @@
-// Collection and the loss ledger (DESIGN.md losses.json): balance on constructed cases, OVF
-// entries found in the stream, single-range wrap tracked by the driver (spec/output.md §3, §8).
+// Collection and the loss ledger (docs/design.md losses.json): balance on constructed cases, OVF
+// entries found in the stream, single-range wrap tracked by the driver (docs/sdm/output.md §3, §8).
 import { describe, expect, test } from 'vitest';
 import { imbalance, isLossless, LossRecorder, type LossLedger } from '../../driver/collect/ledger.js';
 import { findOvfs } from '../../driver/collect/ovf.js';
 import { TraceSession } from '../../driver/session.js';
 import { pump, rig } from './rig.js';
 
-// Packets by hand (spec/packets.md): PSB = 02 82 ×8, PSBEND = 02 23, OVF = 02 F3, PAD = 00.
+// Packets by hand (docs/sdm/packets.md): PSB = 02 82 ×8, PSBEND = 02 23, OVF = 02 F3, PAD = 00.
 const PSB = Array.from({ length: 8 }, () => [0x02, 0x82]).flat();
 const PSBEND = [0x02, 0x23], OVF = [0x02, 0xf3];
 

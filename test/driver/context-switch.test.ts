@@ -1,4 +1,4 @@
-// Context switching (spec/xsave.md §2–§5): manual RDMSR/WRMSR with CTL first on save and last on
+// Context switching (docs/sdm/xsave.md §2–§5): manual RDMSR/WRMSR with CTL first on save and last on
 // restore; XSAVES/XRSTORS where CPUID.(0DH,1):EAX[3] and ECX[8] say so (refused otherwise); and a
 // ToPA PMI pending across the switch, with and without PMI preservation.
 import { describe, expect, test } from 'vitest';
@@ -23,7 +23,7 @@ async function otherContext(r: Awaited<ReturnType<typeof rig>>): Promise<void> {
   for (const [msr, v] of [[0x560, 0x40_0000n], [0x561, 0x7fn], [0x571, 0n]] as const) await r.sim.wrmsr(0, msr, v);
 }
 
-describe('manual switching (spec/xsave.md §5)', () => {
+describe('manual switching (docs/sdm/xsave.md §5)', () => {
   test('save reads CTL, clears TraceEn, then reads the output state', async () => {
     const { r, s } = await started('skylake');
     const mark = r.target.lines.length;
@@ -61,7 +61,7 @@ describe('manual switching (spec/xsave.md §5)', () => {
   });
 });
 
-describe('XSAVES switching (spec/xsave.md §2–§3)', () => {
+describe('XSAVES switching (docs/sdm/xsave.md §2–§3)', () => {
   test('save is one XSAVES and stops tracing; restore is one XRSTORS and restarts it', async () => {
     const { r, s } = await started('skylake');
     const cs = new ContextSwitcher(s.io, s.probed.caps, 'xsaves', []);

@@ -1,7 +1,7 @@
 // STATUS.Stopped=1 at the final stop (driver/collect/collect.ts): a ToPA STOP that no PMI handler
 // moved past cut the trace, and the CPU dropped what it still held — a "stop" loss with bytes
-// null (spec/output.md §4.4); a TraceStop also sets Stopped but loses nothing, and its TraceStop
-// packet (02 83, spec/packets.md) is in the stream. Both runs on the real model (SimTarget).
+// null (docs/sdm/output.md §4.4); a TraceStop also sets Stopped but loses nothing, and its TraceStop
+// packet (02 83, docs/sdm/packets.md) is in the stream. Both runs on the real model (SimTarget).
 import { describe, expect, test } from 'vitest';
 import { imbalance } from '../../driver/collect/ledger.js';
 import type { TraceRequest } from '../../driver/request.js';
@@ -29,7 +29,7 @@ async function runWithoutPmiHandler(req: TraceRequest, w: GeneratedWorkload): Pr
   }
 }
 
-/** Offsets of the two-byte TraceStop packet 02 83 (spec/packets.md) in `b`. */
+/** Offsets of the two-byte TraceStop packet 02 83 (docs/sdm/packets.md) in `b`. */
 function traceStopAt(b: Uint8Array): number[] {
   const out: number[] = [];
   for (let i = 0; i + 1 < b.length; i++) if (b[i] === 0x02 && b[i + 1] === 0x83) out.push(i);
@@ -88,7 +88,7 @@ describe('STATUS.Stopped at the final stop', () => {
 
   test('a TraceStop sets Stopped too, but is no loss: the stream holds its TraceStop packet 02 83', async () => {
     const w = generateWorkload(5, { branches: 6_000 });
-    // A taken branch's target from the middle of the path (spec/README.md §4.4: the first branch landing there stops tracing).
+    // A taken branch's target from the middle of the path (docs/sdm/README.md §4.4: the first branch landing there stops tracing).
     const path = truthLines(w.model).filter((l) => l.startsWith('{"ip"')).map((l) => JSON.parse(l) as { kind: string; to?: string; taken?: boolean });
     const pick = path.slice(Math.floor(path.length / 2)).find((x) => x.to !== undefined && (x.kind !== 'jcc' || x.taken === true))!;
     const at = BigInt(pick.to!);

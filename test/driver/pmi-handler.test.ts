@@ -1,4 +1,4 @@
-// The PMI handler's steps and PMI preservation (spec/output.md §7.2, §7.4): what it writes, in
+// The PMI handler's steps and PMI preservation (docs/sdm/output.md §7.2, §7.4): what it writes, in
 // which order, in how many round trips; what it does when the top half already acked or stopped.
 import { describe, expect, test } from 'vitest';
 import type { PmiEvent } from '../../driver/pmi/handler.js';
@@ -81,7 +81,7 @@ describe('handler steps', () => {
   });
 });
 
-describe('PMI preservation (spec/output.md §7.4)', () => {
+describe('PMI preservation (docs/sdm/output.md §7.4)', () => {
   test('a PMI handled with TraceEn=1 clears PendTopaPMI', async () => {
     const { r, s, ev } = await withPendingPmi('full', { pmiPreservation: true });
     const before = r.sim.unit(0).status & PEND_TOPA_PMI;

@@ -1,6 +1,6 @@
 // Every ToPA policy branch end to end on the model's output engine: PMIs handled by the driver's
 // handler while bytes flow, then stop and collect. The stream must equal what the "CPU" wrote and
-// the ledger must balance (DESIGN.md: written = collected + Σ lost.bytes).
+// the ledger must balance (docs/design.md: written = collected + Σ lost.bytes).
 import { describe, expect, test } from 'vitest';
 import { imbalance } from '../../driver/collect/ledger.js';
 import type { TopaPolicy, TraceRequest } from '../../driver/request.js';
@@ -90,7 +90,7 @@ describe('a late reader', () => {
   });
 });
 
-describe('skid guard (spec/output.md §4.5)', () => {
+describe('skid guard (docs/sdm/output.md §4.5)', () => {
   test.for(['grow', 'chain', 'circular-fresh'] as const)('%s: a PMI skid shorter than a region loses nothing', async (policy) => {
     const r = await rig('skylake', { topa: { pmiSkid: 3000 } });
     const s = await TraceSession.open(r.target, { output: { scheme: 'topa', policy, regionSize: 4096, regions: 3 } });

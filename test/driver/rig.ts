@@ -10,7 +10,7 @@ import type { PmiEvent } from '../../driver/pmi/handler.js';
 import { RecordingTarget } from '../../driver/transcript.js';
 import type { TraceSession } from '../../driver/session.js';
 
-/** ToPA entry bits from spec/output.md §4.2, by hand. */
+/** ToPA entry bits from docs/sdm/output.md §4.2, by hand. */
 export const END = 0x1n, INT = 0x4n, STOP = 0x10n;
 
 export interface Rig {

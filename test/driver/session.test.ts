@@ -1,6 +1,6 @@
 // The run loop (driver/session.ts) against Execution.events: a test target whose start() feeds
 // the model's output engine and yields the PMIs it raises, slices and the exit — the model
-// advances only when the driver pulls the next event (DESIGN.md "How the model runs").
+// advances only when the driver pulls the next event (docs/design.md "How the model runs").
 import { describe, expect, test } from 'vitest';
 import { imbalance } from '../../driver/collect/ledger.js';
 import type { TraceRequest } from '../../driver/request.js';

@@ -1,5 +1,5 @@
 // First layouts of each ToPA policy, read back from physical memory and compared with entries
-// written by hand from spec/output.md §4.2 (END=bit 0, INT=bit 2, STOP=bit 4, Size 9:6), §4.5
+// written by hand from docs/sdm/output.md §4.2 (END=bit 0, INT=bit 2, STOP=bit 4, Size 9:6), §4.5
 // (skid guard: no INT on the last entry before END/STOP) and §4.6 (single-entry).
 import { describe, expect, test } from 'vitest';
 import { AllocationError } from '../../driver/errors.js';

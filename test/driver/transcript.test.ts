@@ -1,4 +1,4 @@
-// RecordingTarget (DESIGN.md transcript.jsonl): one line per access in order, batches expanded,
+// RecordingTarget (docs/design.md transcript.jsonl): one line per access in order, batches expanded,
 // faults recorded with the fault text.
 import { describe, expect, test } from 'vitest';
 import { GeneralProtectionError } from '../../driver/errors.js';

@@ -1,5 +1,5 @@
 // Flow reconstruction on hand-assembled code and hand-made packet streams.
-// Expected records are written from spec/packets.md and spec/flow-json.md by hand.
+// Expected records are written from docs/sdm/packets.md and docs/formats/flow-json.md by hand.
 import { describe, expect, test } from 'vitest';
 import type { Packet } from '../../driver/decode/packet.js';
 import { flow, images, ipPkt, MODE64, psbOn, psbThenPge, tnt, trace } from './helpers.js';

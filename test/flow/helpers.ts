@@ -5,7 +5,7 @@ import { FlowDecoder, type FlowOptions } from '../../driver/decode/flow/flow-dec
 import { ImageSet, type ImageSpec } from '../../driver/decode/flow/image.js';
 import { flowJsonLine } from '../../driver/decode/flow/record.js';
 
-/** 64-bit MODE.Exec (spec/packets.md §3.5: CS.L=1, CS.D=0). */
+/** 64-bit MODE.Exec (docs/sdm/packets.md §3.5: CS.L=1, CS.D=0). */
 export const MODE64: Packet = { type: 'mode.exec', csl: true, csd: false, if: false };
 
 /** PSB+ with PacketEn=1: MODE.Exec and FUP(ip) inside (spec §8). */

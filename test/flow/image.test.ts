@@ -3,7 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { Cls } from '../../driver/decode/flow/insn-class.js';
 import { ImageSet, parseImageArg } from '../../driver/decode/flow/image.js';
 
-// Classes follow libipt's pt_insn_class (spec/flow-json.md), refined by what the trace supplies.
+// Classes follow libipt's pt_insn_class (docs/formats/flow-json.md), refined by what the trace supplies.
 describe('instruction classes', () => {
   test.for([
     { name: 'je rel8', bytes: [0x74, 0x02], cls: Cls.jcc, length: 2, target: 0x1004n },

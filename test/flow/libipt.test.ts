@@ -1,6 +1,6 @@
 // Our flow reconstruction against libipt 2.0.5's instruction-flow decoder
 // (test/libipt/ptflow.c) on hand-made traces that libipt can decode
-// (DESIGN.md; not the SDM forms of spec/packets.md §10 notes it cannot).
+// (docs/design.md; not the SDM forms of docs/sdm/packets.md §10 notes it cannot).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -100,7 +100,7 @@ describe.skipIf(exe === undefined)(exe === undefined ? `flow vs libipt (skipped:
   });
 
   test('TIP.PGD() after a taken jcc (the SDM form, spec §10 notes): libipt 2.0.5 fails with bad_query, we decode the taken jcc', async () => {
-    // spec CHANGES-packets.md §1 probe: PSB+ (FUP at the jcc), TIP.PGD(); a second PSB+ follows.
+    // A probe of libipt: PSB+ (FUP at the jcc), TIP.PGD(); a second PSB+ follows.
     const bytes = trace(psbOn(0x1000n), ipPkt('tip.pgd'), psbOn(0x1004n));
     const tracePath = join(dir, 'sdm-pgd.pt');
     const imagePath = join(dir, 'sdm-pgd.bin');

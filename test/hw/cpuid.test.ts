@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { cpuidBitName, decodePtCaps, type PtCaps } from '../../driver/hw/cpuid.js';
 import { BROADWELL_E, caps, KABY_LAKE, KABY_LAKE_R, NO_PT_BIT, QEMU_PT, QEMU_TCG_MAX, reader } from './fixtures.js';
 
-// Expected capabilities written by hand from spec/cpuid.md §2, §3, §6 ("How to decode the
+// Expected capabilities written by hand from docs/sdm/cpuid.md §2, §3, §6 ("How to decode the
 // Skylake/Kaby Lake values") — not recomputed from the rows under test.
 const KBL_EXPECTED: PtCaps = {
   maxBasicLeaf: 0x16, vendor: 'GenuineIntel',
@@ -15,7 +15,7 @@ const KBL_EXPECTED: PtCaps = {
   maxPhysAddr: 39, maxLinearAddr: 48,
 };
 
-describe('decodePtCaps on the real dumps of spec/cpuid.md §6', () => {
+describe('decodePtCaps on the real dumps of docs/sdm/cpuid.md §6', () => {
   test('Kaby Lake (Pentium G4600) decodes to CR3/PSB-CYC/IP-filter/MTC, ToPA+MENTRY+single range, 2 ranges', () => {
     expect(caps(KABY_LAKE)).toEqual(KBL_EXPECTED);
   });

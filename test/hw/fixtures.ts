@@ -1,4 +1,4 @@
-// CPUID dumps of spec/cpuid.md §6/§7 as readers, and the PtCaps profiles the
+// CPUID dumps of docs/sdm/cpuid.md §6/§7 as readers, and the PtCaps profiles the
 // hw tests use. Register values are copied from the spec tables by hand.
 import { PtError } from '../../driver/errors.js';
 import { decodePtCaps, type CpuidReader, type CpuidRegs, type PtCaps } from '../../driver/hw/cpuid.js';
@@ -68,7 +68,7 @@ export const QEMU_TCG_MAX: Dump = {
 /** A CPU whose leaf 14H looks rich but whose leaf 7 EBX[25] = 0. */
 export const NO_PT_BIT: Dump = { ...KABY_LAKE, '7:0': { ebx: 0x009c_6fbf } };
 
-/** spec/cpuid.md §7 `full`: every feature, LIP, 4 ranges, MAXPHYADDR 52, 57-bit linear. */
+/** docs/sdm/cpuid.md §7 `full`: every feature, LIP, 4 ranges, MAXPHYADDR 52, 57-bit linear. */
 export const FULL: Dump = {
   '0:0': { eax: 0x20, ...INTEL },
   '7:0': { ebx: 0x0200_0000 },

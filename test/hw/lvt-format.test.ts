@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { IA32_X2APIC_LVT_PMI, LVT_PMI_RESET, lvtDeliveryMode, lvtPmiEntry, lvtUnmasked } from '../../driver/hw/lvt.js';
 import { formatMsr } from '../../driver/hw/format.js';
 
-// spec/msrs.md §11.1.
+// docs/sdm/msrs.md §11.1.
 describe('LVT Performance Monitor entry', () => {
   test('it is x2APIC MSR 0x834', () => {
     expect(IA32_X2APIC_LVT_PMI.address).toBe(0x834);

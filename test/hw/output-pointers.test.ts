@@ -6,7 +6,7 @@ import {
 import { thrownCode } from './fixtures.js';
 
 
-// spec/msrs.md §6: ToPA MASK_PTRS = (entryIndex << 7) | 0x7F | (outputOffset << 32).
+// docs/sdm/msrs.md §6: ToPA MASK_PTRS = (entryIndex << 7) | 0x7F | (outputOffset << 32).
 describe('ToPA pointers', () => {
   test.for([
     { entryIndex: 0, outputOffset: 0, raw: 0x7fn },
@@ -22,7 +22,7 @@ describe('ToPA pointers', () => {
   });
 });
 
-// spec/msrs.md §6: single range of 2^k bytes: MASK_PTRS[31:0] = 2^k − 1, [63:32] = offset.
+// docs/sdm/msrs.md §6: single range of 2^k bytes: MASK_PTRS[31:0] = 2^k − 1, [63:32] = offset.
 describe('single-range pointers', () => {
   test.for([
     { size: 0x80n, outputOffset: 0n, raw: 0x7fn },
@@ -51,7 +51,7 @@ describe('single-range pointers', () => {
   });
 });
 
-// spec/output.md §3.2.
+// docs/sdm/output.md §3.2.
 describe('single-range operational errors', () => {
   test('a 4 KiB-aligned base with a 4 KiB mask and offset 0x10 is fine', () => {
     expect(singleRangeProblem(0x10_0000n, 0x10_0000_0fffn)).toBeUndefined();
@@ -74,7 +74,7 @@ describe('single-range operational errors', () => {
   });
 });
 
-// spec/output.md §3.1: physAddr = (base & ~mask) + (offset & mask); offset = (offset + 1) & mask.
+// docs/sdm/output.md §3.1: physAddr = (base & ~mask) + (offset & mask); offset = (offset + 1) & mask.
 describe('single-range address computation', () => {
   test('the next byte of a 4 KiB range at 0x10_0000 with offset 0x123 is at 0x10_0123', () => {
     expect(singleRangeNextAddress(0x10_0000n, 0x123_0000_0fffn)).toBe(0x10_0123n);

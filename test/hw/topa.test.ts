@@ -5,7 +5,7 @@ import {
 import { thrownCode } from './fixtures.js';
 
 
-describe('ToPA Size encodings (spec/output.md §4.2: 4 KiB << Size)', () => {
+describe('ToPA Size encodings (docs/sdm/output.md §4.2: 4 KiB << Size)', () => {
   test.for([
     { enc: 0, bytes: 0x1000n },
     { enc: 1, bytes: 0x2000n },
@@ -49,7 +49,7 @@ describe('topaEntry builder', () => {
   });
 });
 
-describe('topaEntryProblem: the rules of spec/output.md §4.7', () => {
+describe('topaEntryProblem: the rules of docs/sdm/output.md §4.7', () => {
   const ctx: TopaEntryContext = { tableBase: 0x10_0000n, tableOffset: 0x10n, multiEntry: true, maxPhysAddr: 39 };
   const mentry0 = { ...ctx, multiEntry: false };
 

@@ -1,4 +1,4 @@
-// One test per rule of spec/msrs.md §2, §3.3 and the §9 checklist, plus BDM106 and KVM.
+// One test per rule of docs/sdm/msrs.md §2, §3.3 and the §9 checklist, plus BDM106 and KVM.
 // Values are written by hand from the spec text.
 import { describe, expect, test } from 'vitest';
 import { rdmsrProblem, wrmsrProblem, type MsrQuirks, type WrmsrContext } from '../../driver/hw/validate.js';
@@ -30,7 +30,7 @@ describe('G1: no Intel PT (leaf 7 EBX[25] = 0)', () => {
   });
 });
 
-describe('G2: MSR not enumerated (spec/msrs.md §1)', () => {
+describe('G2: MSR not enumerated (docs/sdm/msrs.md §1)', () => {
   test.for([
     { profile: 'none', msr: OUTPUT_BASE, want: 'G2' },
     { profile: 'none', msr: MASK_PTRS, want: 'G2' },

@@ -13,7 +13,7 @@ const STATE: Partial<PtState> = {
 const CTX: XrstorsContext = { caps: CAPS.kbl, ctl: 0n, rfbm: 0x100n, enabled: 0x100n, address: 0x4000n };
 const area = (s: Partial<PtState> = STATE): Uint8Array => buildPtXsaveArea({ state: s });
 
-describe('xrstorsPtProblem (spec/xsave.md §3)', () => {
+describe('xrstorsPtProblem (docs/sdm/xsave.md §3)', () => {
   test('a valid Kaby Lake image restores without #GP', () => {
     expect(xrstorsPtProblem(area(), CTX)).toBeUndefined();
   });

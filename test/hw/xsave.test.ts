@@ -7,7 +7,7 @@ import { thrownCode } from './fixtures.js';
 
 const u64 = (b: Uint8Array, off: number): bigint => new DataView(b.buffer, b.byteOffset, b.byteLength).getBigUint64(off, true);
 
-// spec/xsave.md §1.1, copied by hand.
+// docs/sdm/xsave.md §1.1, copied by hand.
 const OFFSETS: { msr: PtStateMsr; offset: number }[] = [
   { msr: 'IA32_RTIT_CTL', offset: 0x00 },
   { msr: 'IA32_RTIT_OUTPUT_BASE', offset: 0x08 },
@@ -119,7 +119,7 @@ describe('compacted XSAVE area (XSAVES/XRSTORS)', () => {
   });
 });
 
-// spec/xsave.md §3 step 1, one area per rule.
+// docs/sdm/xsave.md §3 step 1, one area per rule.
 describe('XRSTORS header checks', () => {
   const ok = { enabled: 0x100n, address: 0x1000n, cpl: 0 };
   const area = (): Uint8Array => buildPtXsaveArea({ state: SAMPLE });

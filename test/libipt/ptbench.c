@@ -11,13 +11,13 @@
  * The checksum is the C twin of driver/decode/checksum.ts and must match it
  * bit for bit: FNV-1a over 32-bit words, h = 0x811c9dc5,
  * mix(w): h = (h ^ w) * 0x01000193 mod 2^32. Per packet: mix(kind code),
- * mix(size), then the fields in spec/packet-json.md key order: booleans 0/1,
+ * mix(size), then the fields in docs/formats/packet-json.md key order: booleans 0/1,
  * small ints as value, 64-bit values as lo32 then hi32, ipc as its IPBytes
  * number with ip omitted when suppressed, TNT as n then the result bits
  * (oldest = bit n-1) lo32, hi32; mode.exec as csl, csd. An error record
  * mixes kind 0 and its size only.
  *
- * Errors and resynchronisation follow spec/packet-json.md, as in ptjson.c.
+ * Errors and resynchronisation follow docs/formats/packet-json.md, as in ptjson.c.
  */
 #include "ptio.h"
 

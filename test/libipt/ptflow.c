@@ -1,6 +1,6 @@
 /*
  * ptflow - libipt's instruction-flow decoder (the ptxed path) printing the
- * executed path as flow JSON Lines (spec/flow-json.md), the independent
+ * executed path as flow JSON Lines (docs/formats/flow-json.md), the independent
  * check of ptlab's flow reconstruction (driver/decode/flow/).
  *
  * Usage: ptflow [--bench RUNS] TRACE.pt IMAGE.bin 0xBASE [IMAGE.bin 0xBASE ...]
@@ -66,7 +66,7 @@ static void flush_branch(struct pending *p, int has_to, uint64_t to)
 	kind = kind_name(p->iclass);
 	printf("{\"ip\":\"0x%" PRIx64 "\",\"kind\":\"%s\"", p->ip, kind);
 	if (p->iclass == ptic_cond_jump) {
-		/* Without a destination a jcc leaving tracing was taken (spec/packets.md §3.3). */
+		/* Without a destination a jcc leaving tracing was taken (docs/sdm/packets.md §3.3). */
 		int taken = has_to ? to != p->ip + p->size : 1;
 
 		printf(",\"taken\":%s", taken ? "true" : "false");

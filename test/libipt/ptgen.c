@@ -6,7 +6,7 @@
  *
  * Writes OUTDIR/ptgen-SEED.pt for every seed in [FIRST_SEED, LAST_SEED].
  * Each stream starts with a PSB+ and then holds a random mix of every packet
- * type libipt 2.0.5 knows (spec/packets.md §1 minus the [new] packets), with
+ * type libipt 2.0.5 knows (docs/sdm/packets.md §1 minus the [new] packets), with
  * random payloads, and a PSB+ again every few hundred bytes. The streams are
  * packet-level tests only: they follow no control-flow rules.
  *
@@ -48,7 +48,7 @@ static const enum pt_ip_compression ipcs[] = {
 	pt_ipc_sext_48,    pt_ipc_update_48, pt_ipc_full,
 };
 
-/* Payload bits each IP compression carries (spec/packets.md §5). */
+/* Payload bits each IP compression carries (docs/sdm/packets.md §5). */
 static unsigned int ipc_bits(enum pt_ip_compression ipc)
 {
 	switch (ipc) {
@@ -139,7 +139,7 @@ static void rnd_packet(struct pt_packet *pkt)
 		pkt->payload.mode.bits.tsx.intx = below(2);
 		pkt->payload.mode.bits.tsx.abrt = below(2);
 		break;
-	case 14: /* CR3[51:5] (spec/packets.md §3.4) */
+	case 14: /* CR3[51:5] (docs/sdm/packets.md §3.4) */
 		pkt->type = ppt_pip;
 		pkt->payload.pip.cr3 = rnd() & 0x000fffffffffffe0ull;
 		pkt->payload.pip.nr = below(2);
@@ -182,7 +182,7 @@ static void rnd_packet(struct pt_packet *pkt)
 		pkt->payload.mwait.hints = (uint32_t)rnd();
 		pkt->payload.mwait.ext = (uint32_t)rnd();
 		break;
-	case 24: /* libipt writes hw at byte-2 bit 3 (spec/packets.md §3.17) */
+	case 24: /* libipt writes hw at byte-2 bit 3 (docs/sdm/packets.md §3.17) */
 		pkt->type = ppt_pwre;
 		pkt->payload.pwre.state = (uint8_t)below(16);
 		pkt->payload.pwre.sub_state = (uint8_t)below(16);
@@ -216,7 +216,7 @@ static int emit(struct pt_encoder *encoder, struct pt_packet *pkt)
 	return status;
 }
 
-/* PSB+ in the reference-model order (spec/packets.md §8), parts optional. */
+/* PSB+ in the reference-model order (docs/sdm/packets.md §8), parts optional. */
 static int psb_plus(struct pt_encoder *encoder)
 {
 	struct pt_packet pkt;

@@ -3,7 +3,7 @@
  * (ptjson, ptgen, ptbench): whole-file I/O and libipt error names.
  *
  * The error names are libipt's enum pt_error_code spellings without the
- * "pte_" prefix, as spec/packet-json.md "Errors and resynchronisation" uses.
+ * "pte_" prefix, as docs/formats/packet-json.md "Errors and resynchronisation" uses.
  */
 #ifndef PTLAB_PTIO_H
 #define PTLAB_PTIO_H

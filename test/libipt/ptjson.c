@@ -1,5 +1,5 @@
 /*
- * ptjson - dump an Intel PT file as the JSON Lines of spec/packet-json.md,
+ * ptjson - dump an Intel PT file as the JSON Lines of docs/formats/packet-json.md,
  * decoded by libipt's packet decoder (an independent oracle for ptlab's own
  * decoder, driver/decode/).
  *
@@ -7,12 +7,12 @@
  *
  * With more than one FILE, each file's lines are preceded by "#file FILE".
  * --unknown installs libipt's unknown-packet callback for the packets newer
- * than libipt 2.0.5 (BBP, BEP, CFE, EVD, TRIG: spec/packets.md §3.18-3.20),
+ * than libipt 2.0.5 (BBP, BEP, CFE, EVD, TRIG: docs/sdm/packets.md §3.18-3.20),
  * which are then printed as {"off","size","type":"unknown"} instead of a
  * bad_opc error; it exists to show what libipt does with the bytes after them
- * (a BIP decodes as TNT-8, spec/packets.md §2).
+ * (a BIP decodes as TNT-8, docs/sdm/packets.md §2).
  *
- * Error and resynchronisation rules (spec/packet-json.md): bytes before the
+ * Error and resynchronisation rules (docs/formats/packet-json.md): bytes before the
  * first PSB are skipped silently; no PSB at all gives {"off":0,"error":"eos"};
  * an error gives {"off":N,"error":NAME} at the bad packet and decoding resumes
  * at the next PSB that libipt's pt_pkt_sync_forward() finds.
@@ -23,7 +23,7 @@
 
 static int opt_unknown;
 
-/* Exactly the hex form of spec/packet-json.md: 0x, lowercase, no leading 0s. */
+/* Exactly the hex form of docs/formats/packet-json.md: 0x, lowercase, no leading 0s. */
 static void put_hex(const char *key, uint64_t value)
 {
 	printf(",\"%s\":\"0x%" PRIx64 "\"", key, value);
@@ -84,7 +84,7 @@ static void put_ip(const char *type, const struct pt_packet_ip *ip)
 /*
  * libipt keeps the TNT results without the stop bit in the low bit_size bits
  * of payload, the oldest result in the most significant of them (libipt
- * pt_pkt_read_tnt(); spec/packets.md §3.2: the bit next to the stop bit is
+ * pt_pkt_read_tnt(); docs/sdm/packets.md §3.2: the bit next to the stop bit is
  * the oldest). packet-json wants the oldest first.
  */
 static void put_tnt(const char *type, const struct pt_packet_tnt *tnt)
@@ -232,7 +232,7 @@ static void put_error(uint64_t off, int status)
 
 /*
  * Sizes of the packets newer than libipt 2.0.5, for --unknown only
- * (spec/packets.md §1 and §3.18-3.20). Anything else stays bad_opc.
+ * (docs/sdm/packets.md §1 and §3.18-3.20). Anything else stays bad_opc.
  */
 static int decode_unknown(struct pt_packet_unknown *unknown,
 			  const struct pt_config *config, const uint8_t *pos,

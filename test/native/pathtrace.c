@@ -2,7 +2,7 @@
 /*
  * pathtrace - run a ptlab workload image natively in ring 3 under ptrace, single-stepping,
  * and print every executed control-flow instruction as a flow-json branch record
- * (shared/spec/flow-json.md), so the path can be compared with the model's truth.jsonl.
+ * (docs/formats/flow-json.md), so the path can be compared with the model's truth.jsonl.
  *
  *   pathtrace IMAGE BASE ENTRY [MAXSTEPS]     (BASE and ENTRY in hex, e.g. 0x10000000)
  *

@@ -11,8 +11,8 @@ const env = await qemuTestEnv();
 
 /**
  * skylake enumerates 2 address ranges (CPUID.(EAX=14H,ECX=1):EAX[2:0] = 2), so ADDR2_A (0x584)
- * raises #GP (spec/msrs.md §9 G2); ADDR0_A takes canonical addresses and a value with bit 47 set
- * and bits 63:48 clear is not canonical for 48-bit linear addresses (spec/msrs.md §8).
+ * raises #GP (docs/sdm/msrs.md §9 G2); ADDR0_A takes canonical addresses and a value with bit 47 set
+ * and bits 63:48 clear is not canonical for 48-bit linear addresses (docs/sdm/msrs.md §8).
  */
 const MODEL_KNOBS: ContractKnobs = {
   vendor: 'GenuineIntel',

@@ -171,7 +171,7 @@ describe('PtModel over a plain memory', () => {
     const w = generateWorkload(4, { branches: 3_000 });
     const program = (cpu: { msr: (m: number, v: bigint) => void }): void => {
       cpu.msr(0x571, 0n); cpu.msr(0x560, 0x10_0000n); cpu.msr(0x561, 0xffffn | 0x7fn);
-      cpu.msr(0x570, (1n << 3n) | (1n << 13n) | 1n); // User, BranchEn, TraceEn (spec/msrs.md §3.1)
+      cpu.msr(0x570, (1n << 3n) | (1n << 13n) | 1n); // User, BranchEn, TraceEn (docs/sdm/msrs.md §3.1)
     };
     const drain = async (events: AsyncIterable<unknown>) => { for await (const _ of events) { /* to the exit */ } };
 

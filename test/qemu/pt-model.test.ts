@@ -85,13 +85,13 @@ describe.skipIf(env.skip)(`QemuTarget with --pt model${env.skip ? ` (skipped: ${
       expect([await t.rdmsr(0, ADDR0_A), t.ptModel!.unit(0).addrA[0]]).toEqual([0x1234_5000n, 0x1234_5000n]);
     });
 
-    test('a PT MSR faults by the model\'s rules: CR3_MATCH bits 4:0 are reserved (spec/msrs.md §7)', async () => {
+    test('a PT MSR faults by the model\'s rules: CR3_MATCH bits 4:0 are reserved (docs/sdm/msrs.md §7)', async () => {
       const e = await t.wrmsr(0, CR3_MATCH, 0x1001n).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(GeneralProtectionError);
       expect(e).toMatchObject({ msr: CR3_MATCH, value: 0x1001n });
     });
 
-    test('IA32_PERF_GLOBAL_STATUS is the model\'s: a write is #GP (read-only, spec/msrs.md §11)', async () => {
+    test('IA32_PERF_GLOBAL_STATUS is the model\'s: a write is #GP (read-only, docs/sdm/msrs.md §11)', async () => {
       const e = await t.wrmsr(0, GLOBAL_STATUS, 0n).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(GeneralProtectionError);
     });
@@ -155,7 +155,7 @@ describe.skipIf(env.skip)(`QemuTarget with --pt model${env.skip ? ` (skipped: ${
       }
     });
 
-    test('the guest reads the PSB the model wrote at offset 0 of a single-range buffer (spec/packets.md PSB: 02 82 ×8)', async () => {
+    test('the guest reads the PSB the model wrote at offset 0 of a single-range buffer (docs/sdm/packets.md PSB: 02 82 ×8)', async () => {
       const s = await TraceSession.open(t, { output: { scheme: 'single-range', size: 64 * 1024 } });
       try {
         await s.start();

@@ -1,4 +1,4 @@
-// The run directory contract (DESIGN.md "The run directory"): every file,
+// The run directory contract (docs/design.md "The run directory"): every file,
 // every key, as other tools read them.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -77,7 +77,7 @@ describe('a run directory of a sim run', () => {
   });
 
   test("image.json cpuid14 has the profile's leaf 14H sub-leaves 0 and 1", async () => {
-    // Skylake leaf 14H: 1 / 0xF / 0x7, sub-leaf 1 0x02490002 / 0x003F3FFF (spec/cpuid.md §6).
+    // Skylake leaf 14H: 1 / 0xF / 0x7, sub-leaf 1 0x02490002 / 0x003F3FFF (docs/sdm/cpuid.md §6).
     expect((await json('image.json')).cpuid14).toEqual([
       { subleaf: 0, eax: '0x1', ebx: '0xf', ecx: '0x7', edx: '0x0' },
       { subleaf: 1, eax: '0x2490002', ebx: '0x3f3fff', ecx: '0x0', edx: '0x0' },

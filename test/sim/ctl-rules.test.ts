@@ -1,4 +1,4 @@
-// WRMSR IA32_RTIT_CTL: one test per rule of spec/msrs.md §3.3 (rules 1–9) and BDM106,
+// WRMSR IA32_RTIT_CTL: one test per rule of docs/sdm/msrs.md §3.3 (rules 1–9) and BDM106,
 // per profile where the outcome differs. Values are written by hand from the spec text.
 import { describe, expect, test } from 'vitest';
 import type { CpuProfile, ProfileName } from '../../harness/sim/profiles.js';

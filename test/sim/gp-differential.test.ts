@@ -1,8 +1,8 @@
 // Differential test of the two #GP implementations: the model's MSR file
 // (harness/sim/gp-rules.ts, behind SimTarget.wrmsr) and the driver's
 // pre-flight validator (driver/hw/validate.ts). They were written
-// independently from spec/msrs.md; a random WRMSR on which they disagree is
-// a bug in one of them (a shared table would hide it: DESIGN.md). The one
+// independently from docs/sdm/msrs.md; a random WRMSR on which they disagree is
+// a bug in one of them (a shared table would hide it: docs/design.md). The one
 // intended divergence is listed below and asserted as such.
 import { describe, expect, test } from 'vitest';
 import { GeneralProtectionError } from '../../driver/errors.js';
@@ -39,7 +39,7 @@ function quirksOf(p: CpuProfile): MsrQuirks {
   return { branchEnRequired: p.quirks.has('BDM106'), kvm: p.quirks.has('KVM_CTL_BITMASK') };
 }
 
-/** KVM does not check CR3_MATCH[4:0] (spec/msrs.md §7); the driver's pre-flight stays SDM-strict. */
+/** KVM does not check CR3_MATCH[4:0] (docs/sdm/msrs.md §7); the driver's pre-flight stays SDM-strict. */
 function intendedDivergence(p: CpuProfile, msr: number, value: bigint, ctl: bigint): boolean {
   return p.quirks.has('KVM_CR3_MATCH_LAX') && msr === 0x572 && (value & 0x1fn) !== 0n && (ctl & 1n) === 0n;
 }

@@ -1,4 +1,4 @@
-// spec/msrs.md §9 "Complete #GP checklist (WRMSR)", one test per row and per profile where it
+// docs/sdm/msrs.md §9 "Complete #GP checklist (WRMSR)", one test per row and per profile where it
 // differs, plus the RDMSR rule (G1, G2, G5 only) and G6 (a faulting write changes nothing).
 import { describe, expect, test } from 'vitest';
 import type { CpuProfile, ProfileName } from '../../harness/sim/profiles.js';

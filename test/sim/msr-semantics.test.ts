@@ -1,6 +1,6 @@
 // What successful MSR accesses do: reset values, read-only bits, STATUS write semantics,
 // MASK_PTRS bits 6:0, GLOBAL_STATUS reset/set, IA32_XSS, LVT PMI, TraceEn transitions
-// (spec/msrs.md §1, §3.4, §4, §6, §11, §12; spec/output.md §7.4).
+// (docs/sdm/msrs.md §1, §3.4, §4, §6, §11, §12; docs/sdm/output.md §7.4).
 import { describe, expect, test } from 'vitest';
 import type { OutputPort } from '../../harness/sim/msr-file.js';
 import { CTL_TOPA_OFF, CTL_TOPA_ON, msrFile, rdRule, wrRule } from './helpers.js';
@@ -11,7 +11,7 @@ const read = (f: ReturnType<typeof msrFile>, msr: number): bigint => {
   return r.value;
 };
 
-describe('reset values (spec/msrs.md §1, §11.1, §12)', () => {
+describe('reset values (docs/sdm/msrs.md §1, §11.1, §12)', () => {
   test.for([
     { msr: 0x570, want: 0n }, { msr: 0x571, want: 0n }, { msr: 0x560, want: 0n }, { msr: 0x561, want: 0x7fn },
     { msr: 0x572, want: 0n }, { msr: 0x580, want: 0n }, { msr: 0x587, want: 0n }, { msr: 0x38e, want: 0n },
@@ -21,7 +21,7 @@ describe('reset values (spec/msrs.md §1, §11.1, §12)', () => {
   });
 });
 
-describe('OUTPUT_MASK_PTRS bits 6:0 always read 1 (spec/msrs.md §6)', () => {
+describe('OUTPUT_MASK_PTRS bits 6:0 always read 1 (docs/sdm/msrs.md §6)', () => {
   test.for([
     { value: 0n, want: 0x7fn },
     { value: 0x80n, want: 0xffn },
@@ -34,7 +34,7 @@ describe('OUTPUT_MASK_PTRS bits 6:0 always read 1 (spec/msrs.md §6)', () => {
   });
 });
 
-describe('STATUS write semantics (spec/msrs.md §4)', () => {
+describe('STATUS write semantics (docs/sdm/msrs.md §4)', () => {
   test('writes to FilterEn, ContextEn and TriggerEn are ignored', () => {
     const f = msrFile('skylake');
     f.write(0x571, 0x7n);
@@ -59,7 +59,7 @@ describe('STATUS write semantics (spec/msrs.md §4)', () => {
   });
 });
 
-describe('TraceEn 0→1 (spec/msrs.md §3.4, spec/README.md §2)', () => {
+describe('TraceEn 0→1 (docs/sdm/msrs.md §3.4, docs/sdm/README.md §2)', () => {
   test('with Stopped=0 and Error=0 it sets TriggerEn', () => {
     const f = msrFile('skylake');
     f.write(0x570, CTL_TOPA_ON);
@@ -141,7 +141,7 @@ describe('TraceEn 0→1 (spec/msrs.md §3.4, spec/README.md §2)', () => {
   });
 });
 
-describe('TraceEn 1→0 (spec/msrs.md §3.4, spec/output.md §2)', () => {
+describe('TraceEn 1→0 (docs/sdm/msrs.md §3.4, docs/sdm/output.md §2)', () => {
   const port = (): OutputPort => ({ enable: () => {}, disable: () => ({ outputBase: 0x20_3000n, maskPtrs: (0x40n << 32n) | (2n << 7n) }) });
   test('clears TriggerEn and keeps ContextEn and FilterEn (Open Question 15)', () => {
     const f = msrFile('skylake');
@@ -179,7 +179,7 @@ describe('TraceEn 1→0 (spec/msrs.md §3.4, spec/output.md §2)', () => {
   });
 });
 
-describe('IA32_PERF_GLOBAL_STATUS and its RESET/SET MSRs (spec/msrs.md §11)', () => {
+describe('IA32_PERF_GLOBAL_STATUS and its RESET/SET MSRs (docs/sdm/msrs.md §11)', () => {
   test('GLOBAL_STATUS is read-only', () => {
     expect(wrRule(msrFile('skylake'), 0x38e, 1n << 55n)).toBe('read-only-msr');
   });
@@ -212,7 +212,7 @@ describe('IA32_PERF_GLOBAL_STATUS and its RESET/SET MSRs (spec/msrs.md §11)', (
   });
 });
 
-describe('IA32_XSS 0xDA0 (spec/msrs.md §12)', () => {
+describe('IA32_XSS 0xDA0 (docs/sdm/msrs.md §12)', () => {
   test.for([
     { cpu: 'broadwell', value: 0n, want: 'G2-not-enumerated', label: 'no XSAVES' },
     { cpu: 'skylake', value: 0x100n, want: 'ok', label: 'bit 8 with 0DH,1 ECX[8]' },
@@ -226,7 +226,7 @@ describe('IA32_XSS 0xDA0 (spec/msrs.md §12)', () => {
   });
 });
 
-describe('ToPA PMI and the LVT entry (spec/msrs.md §11.1, spec/output.md §7.4)', () => {
+describe('ToPA PMI and the LVT entry (docs/sdm/msrs.md §11.1, docs/sdm/output.md §7.4)', () => {
   test('a PMI sets GLOBAL_STATUS[55] and masks the LVT entry', () => {
     const f = msrFile('skylake');
     f.write(0x834, 0xfen);

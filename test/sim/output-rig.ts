@@ -5,7 +5,7 @@ import type { TopaOptions } from '../../harness/sim/output/topa.js';
 import type { ProfileName } from '../../harness/sim/profiles.js';
 import { msrFile } from './helpers.js';
 
-/** ToPA entry bits, from spec/output.md §4.2 (written by hand, not from a codec). */
+/** ToPA entry bits, from docs/sdm/output.md §4.2 (written by hand, not from a codec). */
 export const END = 0x1n, INT = 0x4n, STOP = 0x10n;
 /** Size field for 8 KiB (encoding 1 in bits 9:6). */
 export const SIZE_8K = 1n << 6n;

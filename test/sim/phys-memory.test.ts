@@ -1,5 +1,5 @@
 // SparsePhysMemory: size-aligned, zero-filled allocation, sparse pages, typed errors
-// (driver/target.ts PhysMemory; task H4 slice 3).
+// (driver/target.ts PhysMemory).
 import { describe, expect, test } from 'vitest';
 import { AllocationError, PtError } from '../../driver/errors.js';
 import { SparsePhysMemory } from '../../harness/sim/phys-memory.js';

@@ -59,7 +59,7 @@ describe('SimTarget output stage', () => {
     ]);
     await t.output(0).writeBytes(new Uint8Array([0x02, 0x82]));
     await t.wrmsr(0, 0x570, 0x2104n);
-    // 2 bytes, then the PSB+ the enable wrote (PSB 16 + CBR 4 + PSBEND 2 bytes: spec/packets.md §8),
+    // 2 bytes, then the PSB+ the enable wrote (PSB 16 + CBR 4 + PSBEND 2 bytes: docs/sdm/packets.md §8),
     // flushed by the disable: OutputOffset = 24.
     expect([await t.phys.read(region.base, 2), await t.rdmsr(0, 0x561)]).toEqual([new Uint8Array([0x02, 0x82]), (24n << 32n) | 0x7fn]);
   });

@@ -1,10 +1,10 @@
-// Single-range output: spec/output.md §3 (address computation, wrap, the three operational errors).
+// Single-range output: docs/sdm/output.md §3 (address computation, wrap, the three operational errors).
 import { describe, expect, test } from 'vitest';
 import { bytes, rig, stop } from './output-rig.js';
 
 const SR_CTL = 0x2005n; // TraceEn|OS|BranchEn, ToPA=0
 
-describe('single-range output (spec/output.md §3)', () => {
+describe('single-range output (docs/sdm/output.md §3)', () => {
   test('the next byte goes to (base & ~mask) + (offset & mask)', async () => {
     const r = rig('skylake', { ctl: SR_CTL, base: 0x20_0000n, maskPtrs: (0x10n << 32n) | 0xfffn });
     await r.out.writeBytes(new Uint8Array([7, 8, 9]));

@@ -1,13 +1,13 @@
-// ToPA output: spec/output.md §4 (walk, END, STOP, INT, wrap, errors, single-entry CPUs, cache)
+// ToPA output: docs/sdm/output.md §4 (walk, END, STOP, INT, wrap, errors, single-entry CPUs, cache)
 // and §7.4 (PMI preservation). Entries are built by hand from the §4.2 bit layout.
 import { describe, expect, test } from 'vitest';
 import { bytes, END, INT, R0, R1, R2, rig, SIZE_8K, STOP, stop, T, T2 } from './output-rig.js';
 
-/** MASK_PTRS for entry index `i` and output offset `off` (spec/msrs.md §6). */
+/** MASK_PTRS for entry index `i` and output offset `off` (docs/sdm/msrs.md §6). */
 const mp = (i: bigint, off: bigint) => (off << 32n) | (i << 7n) | 0x7fn;
 const ring = (): [bigint, bigint][] => [[T, R0], [T + 8n, R1], [T + 16n, T | END]];
 
-describe('ToPA table walk (spec/output.md §4.3)', () => {
+describe('ToPA table walk (docs/sdm/output.md §4.3)', () => {
   test('a full region moves output to the next entry', async () => {
     const r = rig('skylake', { entries: ring() });
     await r.out.writeBytes(bytes(4096 + 10));
@@ -54,7 +54,7 @@ describe('ToPA table walk (spec/output.md §4.3)', () => {
   });
 });
 
-describe('ToPA STOP (spec/output.md §4.4)', () => {
+describe('ToPA STOP (docs/sdm/output.md §4.4)', () => {
   test('a full STOP region sets Stopped and clears TriggerEn', async () => {
     const r = rig('skylake', { entries: [[T, R0 | STOP], [T + 8n, R1], [T + 16n, T | END]] });
     await r.out.writeBytes(bytes(5000));
@@ -81,7 +81,7 @@ describe('ToPA STOP (spec/output.md §4.4)', () => {
   });
 });
 
-describe('ToPA PMI (spec/output.md §4.5)', () => {
+describe('ToPA PMI (docs/sdm/output.md §4.5)', () => {
   test('a full INT region sets GLOBAL_STATUS[55] and delivers a PMI', async () => {
     const r = rig('skylake', { entries: [[T, R0 | INT], [T + 8n, R1], [T + 16n, T | END]] });
     await r.out.writeBytes(bytes(4096));
@@ -112,7 +112,7 @@ describe('ToPA PMI (spec/output.md §4.5)', () => {
   });
 });
 
-describe('ToPA operational errors (spec/output.md §4.7)', () => {
+describe('ToPA operational errors (docs/sdm/output.md §4.7)', () => {
   test.for([
     { label: '1: reserved bit 1 in an entry', entries: [[T, R0 | 0x2n], [T + 8n, T | END]] as [bigint, bigint][], base: T, rule: '1-reserved' },
     { label: '1: reserved bit 11 in an entry', entries: [[T, R0 | 0x800n], [T + 8n, T | END]] as [bigint, bigint][], base: T, rule: '1-reserved' },
@@ -142,7 +142,7 @@ describe('ToPA operational errors (spec/output.md §4.7)', () => {
   });
 });
 
-describe('single-entry ToPA, MENTRY=0 (spec/output.md §4.6; broadwell)', () => {
+describe('single-entry ToPA, MENTRY=0 (docs/sdm/output.md §4.6; broadwell)', () => {
   const layout = (e0: bigint, e1: bigint): [bigint, bigint][] => [[T, e0], [T + 8n, e1]];
   test('[region, END→table] is a circular buffer', async () => {
     const r = rig('broadwell', { entries: layout(R0, T | END) });
@@ -191,7 +191,7 @@ describe('single-entry ToPA, MENTRY=0 (spec/output.md §4.6; broadwell)', () => 
   });
 });
 
-describe('ToPA entry cache knob (spec/output.md §4.8)', () => {
+describe('ToPA entry cache knob (docs/sdm/output.md §4.8)', () => {
   test('topaCache=all-reachable-at-enable ignores a table change made while tracing', async () => {
     const r = rig('skylake', { entries: ring(), topa: { topaCache: 'all-reachable-at-enable' } });
     await r.out.writeBytes(bytes(1));
@@ -217,7 +217,7 @@ describe('ToPA entry cache knob (spec/output.md §4.8)', () => {
   });
 });
 
-describe('PMI preservation (spec/output.md §7.4; full profile)', () => {
+describe('PMI preservation (docs/sdm/output.md §7.4; full profile)', () => {
   const CTL_INJECT = 0x2105n | (1n << 56n);
   test('an INT fill with InjectPsbPmiOnEnable=1 sets PendTopaPMI', async () => {
     const r = rig('full', { entries: [[T, R0 | INT], [T + 8n, R1], [T + 16n, T | END]], ctl: CTL_INJECT });

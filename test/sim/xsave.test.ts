@@ -1,4 +1,4 @@
-// XSAVES/XRSTORS of PT state (component 8) on the model: spec/xsave.md §1–§3.
+// XSAVES/XRSTORS of PT state (component 8) on the model: docs/sdm/xsave.md §1–§3.
 // Offsets are hand-computed: with RFBM = 0x100 the component starts at byte 576.
 import { describe, expect, test } from 'vitest';
 import { PROFILES, withLeaves } from '../../harness/sim/profiles.js';
@@ -20,7 +20,7 @@ function tracing() {
   return f;
 }
 
-describe('XSAVES with RFBM[8]=1 (spec/xsave.md §2)', () => {
+describe('XSAVES with RFBM[8]=1 (docs/sdm/xsave.md §2)', () => {
   test('saves CTL as it was, TraceEn=1 included', () => {
     expect(u64(xsaves(tracing(), 0x100n), PT)).toBe(CTL_TOPA_ON);
   });
@@ -53,7 +53,7 @@ describe('XSAVES with RFBM[8]=1 (spec/xsave.md §2)', () => {
   });
 });
 
-describe('XRSTORS with RFBM[8]=1 (spec/xsave.md §3)', () => {
+describe('XRSTORS with RFBM[8]=1 (docs/sdm/xsave.md §3)', () => {
   test('restoring the XSAVES image restarts tracing', () => {
     const f = tracing();
     const a = xsaves(f, 0x100n);

@@ -1,4 +1,4 @@
-// The flow-level cross-check (DESIGN.md "The run directory": on a lossless sim run our flow
+// The flow-level cross-check (docs/design.md "The run directory": on a lossless sim run our flow
 // reconstruction and libipt's instruction-flow decoder both reproduce truth.jsonl), for many
 // seeds and configurations, with the generator's libipt-compatibility switch on.
 //
@@ -8,7 +8,7 @@
 // - OS=1 with interrupts or the exit: the kernel handler and entry are not in the image;
 // - PTWRITE annotations: zero-length PTWRITEs not in the image bytes (workload README);
 // - libipt only: RET compression with an unmatched (edited) RET on the path — libipt 2.0.5 pops
-//   its return stack only on compressed RETs (spec/packets.md §7), so those seeds run with
+//   its return stack only on compressed RETs (docs/sdm/packets.md §7), so those seeds run with
 //   DisRETC=1 for libipt's side;
 // - libipt only: the `taken` of a jcc whose target is its own fall-through (rel 0): libipt's
 //   instruction API does not say whether a jcc was taken, ptflow infers it from the next IP, so

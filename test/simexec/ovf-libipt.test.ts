@@ -1,4 +1,4 @@
-// Losses inside the CPU (spec/packets.md §12 OVF; DESIGN.md losses.json `dropped`) and the
+// Losses inside the CPU (docs/sdm/packets.md §12 OVF; docs/design.md losses.json `dropped`) and the
 // independent check: libipt 2.0.5 decodes every sim trace without errors.
 import { describe, expect, test } from 'vitest';
 import { libiptTools, ptjsonOf } from '../libipt/tools.js';

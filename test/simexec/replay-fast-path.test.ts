@@ -1,7 +1,7 @@
 // The engine's fast path (PacketGenerator.replayPath over the packed path) against the event
 // methods it stands for: the same workload run with `trace.replay` on and off must write the same
 // bytes, raise the same events at the same instruction boundaries and leave the same STATUS,
-// pointers and clock (DESIGN.md "How the model runs": deterministic). Truth recording is off in
+// pointers and clock (docs/design.md "How the model runs": deterministic). Truth recording is off in
 // both runs, since the fast path only runs without it.
 import { describe, expect, test, vi } from 'vitest';
 import type { PhysRegion } from '../../driver/target.js';
@@ -9,7 +9,7 @@ import type { SimTargetOptions } from '../../harness/sim/sim-target.js';
 import type { WorkloadOptions } from '../../harness/sim/workload/index.js';
 import { CTL, type CtlFields, disable, GLOBAL_STATUS_RESET, MASK_PTRS, programSingleRange, programTopa, runToExit, sim, STATUS, USER, workload } from './rig.js';
 
-const TOPA_PMI = 1n << 55n;   // IA32_PERF_GLOBAL_STATUS[55] (spec/msrs.md §11)
+const TOPA_PMI = 1n << 55n;   // IA32_PERF_GLOBAL_STATUS[55] (docs/sdm/msrs.md §11)
 
 interface Case {
   readonly name: string;
@@ -57,7 +57,7 @@ async function runCase(c: Case, seed: number, replay: boolean): Promise<string> 
   await runToExit(t, w, async (e) => {
     log.push(e, t.written(0), t.dropped(0), t.trace(0).gen.now);
     if (e.kind !== 'pmi') return;
-    // The handler of spec/output.md §7.1 without moving the table: TraceEn off, ack, TraceEn on.
+    // The handler of docs/sdm/output.md §7.1 without moving the table: TraceEn off, ack, TraceEn on.
     const ctl = await t.rdmsr(0, CTL);
     await t.wrmsr(0, CTL, ctl & ~1n);
     log.push(await t.rdmsr(0, STATUS), await t.rdmsr(0, MASK_PTRS));

@@ -1,5 +1,5 @@
 // End-to-end set-up for the execution-engine tests WITHOUT the real driver: the
-// test programs the MSRs itself through the Target API (DESIGN.md "One trace
+// test programs the MSRs itself through the Target API (docs/design.md "One trace
 // run" steps 3–5), runs a generated workload and reads the output back.
 import { IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
 import type { Encodable } from '../../driver/hw/field.js';
@@ -34,7 +34,7 @@ export async function writeU64(t: SimTarget, addr: bigint, values: readonly bigi
   await t.phys.write(addr, b);
 }
 
-/** STATUS=0, OUTPUT_BASE = region, MASK_PTRS = size−1 (offset 0), then CTL with TraceEn=1 (single range, spec/output.md §3). */
+/** STATUS=0, OUTPUT_BASE = region, MASK_PTRS = size−1 (offset 0), then CTL with TraceEn=1 (single range, docs/sdm/output.md §3). */
 export async function programSingleRange(t: SimTarget, region: PhysRegion, ctl: CtlFields = USER, cpu = 0): Promise<void> {
   await t.msrBatch(cpu, [
     { op: 'wrmsr', msr: STATUS, value: 0n },
@@ -52,7 +52,7 @@ export interface TopaRig {
 
 /**
  * Builds one table of `n` 4 KiB regions followed by END → the table itself (a ring), INT on the
- * entries in `ints`, STOP on those in `stops` (spec/output.md §4.2), then programs and enables.
+ * entries in `ints`, STOP on those in `stops` (docs/sdm/output.md §4.2), then programs and enables.
  */
 export async function programTopa(
   t: SimTarget, n: number, o: { ints?: number[]; stops?: number[]; ctl?: CtlFields; cpu?: number } = {},

@@ -1,5 +1,5 @@
-// The sim end to end on single-range output (spec/output.md §3): determinism, decodability,
-// the handler bracket (DESIGN.md "How the model runs") and the written() count.
+// The sim end to end on single-range output (docs/sdm/output.md §3): determinism, decodability,
+// the handler bracket (docs/design.md "How the model runs") and the written() count.
 import { describe, expect, test } from 'vitest';
 import { disable, packetTypes, programSingleRange, runToExit, sim, singleRangeRun, workload } from './rig.js';
 

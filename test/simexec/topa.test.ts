@@ -1,14 +1,14 @@
-// ToPA runs end to end (spec/output.md §4.3–§4.5): PMIs with skid while the engine is stopped,
-// STOP, and slices (DESIGN.md "How the model runs").
+// ToPA runs end to end (docs/sdm/output.md §4.3–§4.5): PMIs with skid while the engine is stopped,
+// STOP, and slices (docs/design.md "How the model runs").
 import { describe, expect, test } from 'vitest';
 import type { TargetEvent } from '../../driver/target.js';
 import type { SimPmiEvent } from '../../harness/sim/exec/execution.js';
 import { CTL, disable, GLOBAL_STATUS_RESET, MASK_PTRS, packetTypes, programTopa, runToExit, sim, singleRangeRun, workload } from './rig.js';
 
-const TOPA_PMI = 1n << 55n;   // IA32_PERF_GLOBAL_STATUS[55] Trace_ToPA_PMI (spec/msrs.md §11)
+const TOPA_PMI = 1n << 55n;   // IA32_PERF_GLOBAL_STATUS[55] Trace_ToPA_PMI (docs/sdm/msrs.md §11)
 const SKID = 100;
 
-/** The handler of spec/output.md §7.1 without moving the table: TraceEn off, ack bit 55, TraceEn on, unmask. */
+/** The handler of docs/sdm/output.md §7.1 without moving the table: TraceEn off, ack bit 55, TraceEn on, unmask. */
 async function ackOnly(t: Awaited<ReturnType<typeof sim>>, seen: bigint[]): Promise<void> {
   const ctl = await t.rdmsr(0, CTL);
   await t.wrmsr(0, CTL, ctl & ~1n);
@@ -37,7 +37,7 @@ describe('ToPA PMI', () => {
     const events = await runToExit(t, workload(11, { branches: 40_000 }), (e) => (e.kind === 'pmi' ? ackOnly(t, ptrs) : undefined));
     const pmis = events.filter((e): e is SimPmiEvent => e.kind === 'pmi');
     expect(pmis.length).toBeGreaterThanOrEqual(2);
-    // MASK_PTRS: OutputOffset in 63:32, the table offset / 8 in 31:7 (spec/msrs.md §6): entry 2 follows the INT entry 1.
+    // MASK_PTRS: OutputOffset in 63:32, the table offset / 8 in 31:7 (docs/sdm/msrs.md §6): entry 2 follows the INT entry 1.
     expect(ptrs.map((v) => [Number((v >> 7n) & 0x1ff_ffffn), Number(v >> 32n)]))
       .toEqual(pmis.map((e) => [2, SKID + e.model.bytesSincePmi]));
   });
@@ -61,7 +61,7 @@ describe('ToPA PMI', () => {
   test('a masked LVT entry delivers no PMI event (the CPU masks it at each delivery until pmiEnable)', async () => {
     await using t = await sim({ topa: { pmiSkid: SKID } });
     await programTopa(t, 4, { ints: [1, 3] });
-    await t.wrmsr(0, 0x834, 0x1_00fen);   // LVT mask bit 16 (spec/msrs.md §11.1)
+    await t.wrmsr(0, 0x834, 0x1_00fen);   // LVT mask bit 16 (docs/sdm/msrs.md §11.1)
     const events = await runToExit(t, workload(11, { branches: 40_000 }));
     expect(events.map((e) => e.kind)).toEqual(['exit']);
   });

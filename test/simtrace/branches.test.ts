@@ -1,4 +1,4 @@
-// spec/packets.md §10 branch rows, §6 TNT buffering, §5 IP compression policy.
+// docs/sdm/packets.md §10 branch rows, §6 TNT buffering, §5 IP compression policy.
 import { describe, expect, test } from 'vitest';
 import { BASE, started, USER_BRANCHES } from './harness.js';
 
@@ -11,7 +11,7 @@ describe('conditional branches (§10 "Conditional branch / compressed RET", §6)
     jcc(t, false);
     jcc(t, true);
     t.g.traceDisable(BASE);
-    expect(t.bytes()[t.bytes().length - 5]).toBe(0x0a);   // spec/packets.md §3.2 example: 0x0A = "NT"
+    expect(t.bytes()[t.bytes().length - 5]).toBe(0x0a);   // docs/sdm/packets.md §3.2 example: 0x0A = "NT"
   });
 
   test('the TNT-8 is written as soon as 6 results have accumulated', () => {

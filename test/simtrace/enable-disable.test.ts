@@ -1,4 +1,4 @@
-// spec/packets.md §10, TraceEn rows ([SDM16] Table 36-50), and msrs.md §3.4.
+// docs/sdm/packets.md §10, TraceEn rows ([SDM16] Table 36-50), and msrs.md §3.4.
 import { describe, expect, test } from 'vitest';
 import { BASE, make, regs, USER_BRANCHES } from './harness.js';
 

@@ -1,5 +1,5 @@
-// spec/packets.md §10 far-transfer, interrupt/exception and PTWRITE rows; §11 FUP IPs;
-// DESIGN.md "How the model runs" (the untraced handler).
+// docs/sdm/packets.md §10 far-transfer, interrupt/exception and PTWRITE rows; §11 FUP IPs;
+// docs/design.md "How the model runs" (the untraced handler).
 import { describe, expect, test } from 'vitest';
 import { BASE, make, regs, started, USER_BRANCHES } from './harness.js';
 
@@ -61,7 +61,7 @@ describe('interrupts and exceptions (FUP IP per §11)', () => {
   });
 });
 
-describe('the untraced driver handler (DESIGN.md)', () => {
+describe('the untraced driver handler (docs/design.md)', () => {
   test('PMI entry writes FUP(NLIP), TIP.PGD(); TraceEn 1→0 inside writes nothing; 0→1 writes timing; the return writes MODE.Exec, TIP.PGE(NLIP)', () => {
     const t = started();
     t.g.untracedEnter(BASE + 0x30);

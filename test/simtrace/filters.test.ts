@@ -1,5 +1,5 @@
-// spec/README.md §2–§4 (PacketEn, CPL/CR3 filtering, IP filtering, TraceStop)
-// and the matching spec/packets.md §10 rows.
+// docs/sdm/README.md §2–§4 (PacketEn, CPL/CR3 filtering, IP filtering, TraceStop)
+// and the matching docs/sdm/packets.md §10 rows.
 import { describe, expect, test } from 'vitest';
 import { BASE, make, regs, started, USER_BRANCHES, type CtlFields } from './harness.js';
 import { IA32_RTIT_CTL } from '../../driver/hw/msrs.js';

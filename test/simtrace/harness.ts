@@ -7,7 +7,7 @@ import { CollectingSink } from '../../harness/sim/trace/sink.js';
 import type { RtitRegs } from '../../harness/sim/trace/events.js';
 import { tokens } from './pkt.js';
 
-/** Where the test workloads live (DESIGN.md: clear of ordinary static binaries). */
+/** Where the test workloads live (docs/design.md: clear of ordinary static binaries). */
 export const BASE = 0x10000000;
 
 /** IA32_RTIT_CTL fields by name. */

@@ -1,5 +1,5 @@
 // The generator's bytes read by libipt's packet decoder (the independent oracle,
-// DESIGN.md "Layers"): no errors, and the same packets as the test lister sees.
+// docs/design.md "Layers"): no errors, and the same packets as the test lister sees.
 import { describe, expect, test } from 'vitest';
 import { libiptTools, ptjsonOf } from '../libipt/tools.js';
 import { BASE, make, regs, USER_BRANCHES } from './harness.js';

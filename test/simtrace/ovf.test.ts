@@ -1,4 +1,4 @@
-// spec/packets.md §12 (OVF), §5 (first IP after OVF uncompressed), §8 (PSB+ after the OVF's FUP);
+// docs/sdm/packets.md §12 (OVF), §5 (first IP after OVF uncompressed), §8 (PSB+ after the OVF's FUP);
 // the internal buffer model (drain rate, capacity, dropped bytes).
 import { describe, expect, test } from 'vitest';
 import { InternalBuffer } from '../../harness/sim/trace/internal-buffer.js';

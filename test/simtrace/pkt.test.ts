@@ -1,4 +1,4 @@
-// The test-side packet lister against the spec's test vectors (spec/packets.md §14),
+// The test-side packet lister against the spec's test vectors (docs/sdm/packets.md §14),
 // so the generator tests rest on a checked oracle.
 import { expect, test } from 'vitest';
 import { tokens } from './pkt.js';

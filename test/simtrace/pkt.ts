@@ -1,5 +1,5 @@
 // A small, independent packet lister for the generator's tests, written from
-// spec/packets.md §2–§3 (not from the generator's code). Each packet becomes
+// docs/sdm/packets.md §2–§3 (not from the generator's code). Each packet becomes
 // one readable token, e.g. "tip.pge 2 0x10000000" (type, IPBytes, raw payload).
 export function tokens(b: Uint8Array): string[] {
   const out: string[] = [];

@@ -1,4 +1,4 @@
-// spec/packets.md §8 (PSB+ contents, order, when due), README Open Question 21
+// docs/sdm/packets.md §8 (PSB+ contents, order, when due), README Open Question 21
 // (PacketByteCnt cumulative modulo 2^17), output.md §7.4 (PendPSB).
 import { describe, expect, test } from 'vitest';
 import { BASE, make, regs, started, USER_BRANCHES, type CtlFields } from './harness.js';

@@ -1,4 +1,4 @@
-// spec/packets.md §7: RET compression, CPU side.
+// docs/sdm/packets.md §7: RET compression, CPU side.
 import { describe, expect, test } from 'vitest';
 import { RET_STACK_DEPTH, RetStack } from '../../harness/sim/trace/ret-stack.js';
 import { BASE, started, USER_BRANCHES } from './harness.js';

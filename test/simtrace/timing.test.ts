@@ -1,4 +1,4 @@
-// spec/packets.md §3.7–§3.11 and §13: TSC, TMA, CBR, MTC, CYC on the modelled clock
+// docs/sdm/packets.md §3.7–§3.11 and §13: TSC, TMA, CBR, MTC, CYC on the modelled clock
 // (defaults: TSC = core cycles, ART = TSC / 2; 2 cycles per branch, 1 per instruction).
 import { describe, expect, test } from 'vitest';
 import { BASE, make, regs, USER_BRANCHES, type CtlFields } from './harness.js';

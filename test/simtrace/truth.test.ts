@@ -1,4 +1,4 @@
-// Ground truth in flow JSON Lines (spec/flow-json.md): keys in spec order, no spaces.
+// Ground truth in flow JSON Lines (docs/formats/flow-json.md): keys in spec order, no spaces.
 import { describe, expect, test } from 'vitest';
 import { BASE, make, regs, USER_BRANCHES } from './harness.js';
 

@@ -115,7 +115,7 @@ describe('constructs on the path (over 20 seeds)', () => {
     expect(events.some(pred)).toBe(true);
   });
 
-  test('a zero-length CALL goes to its own Next IP (spec/packets.md §7)', () => {
+  test('a zero-length CALL goes to its own Next IP (docs/sdm/packets.md §7)', () => {
     const w = generateWorkload(101, { branches: 3000 });
     w.model.forEachBranch((e) => {
       if (e.zeroLength) expect(e.to).toBe(e.nextIp);

@@ -27,7 +27,7 @@ function decodeCode(image: Uint8Array, base: bigint, codeEnd: number): Decoded[]
   return out;
 }
 
-/** flow-json kind and "indirect" of an iced flow-control class (libipt's classes: spec/flow-json.md). */
+/** flow-json kind and "indirect" of an iced flow-control class (libipt's classes: docs/formats/flow-json.md). */
 function classOf(f: FlowControl): { kind: string; indirect: boolean } | null {
   switch (f) {
     case FlowControl.ConditionalBranch: return { kind: 'jcc', indirect: false };

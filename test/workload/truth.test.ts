@@ -1,4 +1,4 @@
-// flow-json record formatting (spec/flow-json.md): expected lines are the spec's own examples.
+// flow-json record formatting (docs/formats/flow-json.md): expected lines are the spec's own examples.
 import { describe, expect, test } from 'vitest';
 import { generateWorkload } from '../../harness/sim/workload/generate.js';
 import {

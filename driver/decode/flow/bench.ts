@@ -32,7 +32,7 @@ export function benchFlow(trace: Uint8Array, images: readonly ImageSpec[], runs 
 /**
  * A synthetic trace and image: a loop of `body` NOPs, a jcc, a direct CALL to
  * a function that returns (compressed RET), and an indirect JMP back (TIP),
- * with a PSB+ every 1024 iterations (spec/packets.md §8). `iterations` loops.
+ * with a PSB+ every 1024 iterations (docs/sdm/packets.md §8). `iterations` loops.
  */
 export function flowBenchInput(iterations = 200_000, body = 8): { trace: Uint8Array; images: ImageSpec[] } {
   const base = 0x1000_0000n;

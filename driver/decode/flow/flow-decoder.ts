@@ -1,8 +1,8 @@
 // Flow reconstruction: packets + code image → the executed path as
-// spec/flow-json.md records. The walker follows the code from the current IP
+// docs/formats/flow-json.md records. The walker follows the code from the current IP
 // and asks the trace only where the code cannot say where it goes:
 //
-//   jcc                  one TNT bit (spec/packets.md §3.2)
+//   jcc                  one TNT bit (docs/sdm/packets.md §3.2)
 //   near RET             a TNT bit when compressed (pop the return stack), else a TIP (§7)
 //   indirect, far        a TIP; reached while TNT bits are pending, the TIP is deferred (§6)
 //   direct JMP/CALL      nothing (§10)
@@ -26,7 +26,7 @@ import { RetStack } from './ret-stack.js';
 
 const TWO32 = 4294967296;
 
-/** One losses.json `lost` entry (DESIGN.md "The run directory"). */
+/** One losses.json `lost` entry (docs/design.md "The run directory"). */
 export interface FlowLoss {
   readonly at: number;
   readonly bytes: number | null;
@@ -235,7 +235,7 @@ export class FlowDecoder {
         if (p.ip === 1) this.fupBound = true; // "a FUP follows" (§3.16, §3.17, §3.18, §3.19)
         return;
       case PacketKind.pip: case PacketKind.vmcs: case PacketKind.stop: case PacketKind.mwait:
-        // State only, not part of the path (PIP: task H9 "ignored for the path").
+        // State only, not part of the path (PIP does not change the path).
         if (!this.inPsb) this.significant();
         return;
       default:

@@ -1,6 +1,6 @@
 // Instruction classes of the flow walker: libipt's `enum pt_insn_class`
-// (spec/flow-json.md: "The instruction classes follow libipt's"), split
-// further by what the trace must supply to follow them (spec/packets.md §3.3
+// (docs/formats/flow-json.md: "The instruction classes follow libipt's"), split
+// further by what the trace must supply to follow them (docs/sdm/packets.md §3.3
 // Binding, §7, §10): a TNT bit (jcc, compressed RET), a TIP (indirect, far,
 // uncompressed RET), or nothing (direct JMP/CALL, every other instruction).
 
@@ -36,7 +36,7 @@ export const Cls = {
 } as const;
 export type ClsCode = (typeof Cls)[keyof typeof Cls];
 
-/** flow-json branch kinds (spec/flow-json.md; near direct and indirect forms share a kind). */
+/** flow-json branch kinds (docs/formats/flow-json.md; near direct and indirect forms share a kind). */
 export type BranchKind = 'jcc' | 'jmp' | 'call' | 'ret' | 'far.call' | 'far.ret' | 'far.jmp';
 
 /** flow-json kind of each class code ('' for classes that are not branches). */

@@ -1,8 +1,8 @@
 // The flow decoder's reusable output record and its flow-json line
-// (spec/flow-json.md: keys in the spec's order, no spaces, hex as in
+// (docs/formats/flow-json.md: keys in the spec's order, no spaces, hex as in
 // packet-json.md). Two record kinds are ours, not the spec's:
 //
-//   {"kind":"gap","bytes":N|null,"reason":R}        spec/flow-json.md "gap" (from the loss ledger)
+//   {"kind":"gap","bytes":N|null,"reason":R}        docs/formats/flow-json.md "gap" (from the loss ledger)
 //   {"kind":"error","error":CODE,"off":N[,"ip":"0x…"]}
 //
 // `error` records: reconstruction failed at trace offset `off` (the packet
@@ -16,7 +16,7 @@
 //   retstack_empty  compressed RET with an empty return stack (pte_retstack_empty)
 //   bad_mode        MODE.Exec for a mode this decoder does not follow (16/32-bit, invalid)
 //   runaway         too many instructions without any packet (an endless direct loop)
-//   bad_opc, bad_packet, eos, nosync   from the packet layer (spec/packet-json.md)
+//   bad_opc, bad_packet, eos, nosync   from the packet layer (docs/formats/packet-json.md)
 import { hex64 } from '../json.js';
 import type { BranchKind } from './insn-class.js';
 
@@ -28,7 +28,7 @@ export type FlowErrorCode =
   | 'nomap' | 'bad_insn' | 'bad_query' | 'retstack_empty' | 'bad_mode' | 'runaway'
   | 'bad_opc' | 'bad_packet' | 'eos' | 'nosync';
 
-/** Why bytes are missing (losses.json `lost[].reason`, DESIGN.md). */
+/** Why bytes are missing (losses.json `lost[].reason`, docs/design.md). */
 export type GapReason = 'stop' | 'wrap' | 'error' | 'ovf';
 
 /**

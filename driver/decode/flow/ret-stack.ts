@@ -1,4 +1,4 @@
-// The decoder's return stack for RET compression (spec/packets.md §7,
+// The decoder's return stack for RET compression (docs/sdm/packets.md §7,
 // decoder side): 64 entries, the oldest drops off the bottom when full.
 // Entries are (image, offset) pairs; an offset may equal the image size
 // (a CALL at the very end of an image), the walker normalises it on use.

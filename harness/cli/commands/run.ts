@@ -1,7 +1,7 @@
 // `ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE|all] [--seed N] [--out DIR]
 // [--knob NAME]…`, with `--pt model|hardware --accel auto|tcg|kvm` for qemu and `--host H
 // [--port P] [--user U] [--key FILE] [--known-host FILE]` for ssh: one run directory per scenario
-// and profile under --out (DIR/<scenario>/<profile>/, DESIGN.md "The run directory"), a
+// and profile under --out (DIR/<scenario>/<profile>/, docs/design.md "The run directory"), a
 // progress line as each run finishes, a summary table, and DIR/junit.xml.
 //
 // Targets: `sim` (default) builds a fresh model per run. `qemu` boots ONE guest for the suite:

@@ -116,17 +116,17 @@ export class PtModel {
     return this.sim.opNow(cpu, o);
   }
 
-  /** Unmasks the model's LVT performance-monitor entry (spec/msrs.md §11.1). */
+  /** Unmasks the model's LVT performance-monitor entry (docs/sdm/msrs.md §11.1). */
   pmiEnable(cpu: number): void {
     this.sim.pmiEnableNow(cpu);
   }
 
-  /** XSAVES of the model's PT state (spec/xsave.md §2); UnsupportedError where the profile lacks IA32_XSS[8]. */
+  /** XSAVES of the model's PT state (docs/sdm/xsave.md §2); UnsupportedError where the profile lacks IA32_XSS[8]. */
   xsaves(cpu: number, rfbm: bigint): Uint8Array {
     return this.sim.xsavesNow(cpu, rfbm);
   }
 
-  /** XRSTORS into the model (spec/xsave.md §3); throws GeneralProtectionError on #GP. */
+  /** XRSTORS into the model (docs/sdm/xsave.md §3); throws GeneralProtectionError on #GP. */
   xrstors(cpu: number, area: Uint8Array, rfbm: bigint): void {
     this.sim.xrstorsNow(cpu, area, rfbm);
   }

@@ -7,7 +7,7 @@ import { hex, type TranscriptLine } from '../../../driver/target.js';
 /** A transcript line without its timestamp (the only other field that differs between targets). */
 export type TimelessLine = Omit<TranscriptLine, 't_us'>;
 
-/** MSRs whose value is a physical address (spec/msrs.md §5: IA32_RTIT_OUTPUT_BASE). */
+/** MSRs whose value is a physical address (docs/sdm/msrs.md §5: IA32_RTIT_OUTPUT_BASE). */
 const ADDRESS_MSRS: ReadonlySet<string> = new Set([hex(0x560)]);
 /** The same MSR by its name in an XSAVES/XRSTORS `area`. */
 const ADDRESS_AREA_FIELDS: readonly string[] = ['IA32_RTIT_OUTPUT_BASE'];

@@ -1,5 +1,5 @@
 // Which MSR accesses the model answers under `--pt model` (issue 5 item 6): the PT unit's own
-// MSRs — every IA32_RTIT_* address (spec/msrs.md §2, G1), IA32_PERF_GLOBAL_STATUS with _RESET
+// MSRs — every IA32_RTIT_* address (docs/sdm/msrs.md §2, G1), IA32_PERF_GLOBAL_STATUS with _RESET
 // and _SET (§11), IA32_XSS (§12) and the x2APIC LVT performance-monitor entry (§11.1). Every
 // other MSR is the guest's, reached through the helper as without the model.
 import type { MsrOp, MsrResult } from '../../../driver/target.js';

@@ -1,8 +1,8 @@
-// One logical processor's trace path (spec/README.md §1 diagram): the packet
+// One logical processor's trace path (docs/sdm/README.md §1 diagram): the packet
 // generator, fed by the execution engine, writes through the output unit into
 // memory; the MSR file tells the generator of every TraceEn transition (WRMSR,
 // XRSTORS, XSAVES) and reads PacketByteCnt/PendPSB/Stopped back from it. The
-// CPU starts in the driver's untraced handler (DESIGN.md "How the model runs").
+// CPU starts in the driver's untraced handler (docs/design.md "How the model runs").
 import { IA32_RTIT_STATUS } from '../../../driver/hw/msrs.js';
 import type { MsrFile, TraceHooks } from '../msr-file.js';
 import type { OutputUnit } from '../output/output-unit.js';
@@ -14,12 +14,12 @@ import type { TraceSink } from '../trace/sink.js';
 
 /** Knobs of the packet generator and the handler model, per SimTarget. */
 export interface TraceModelOptions {
-  /** Record truth.jsonl (spec/flow-json.md). Default false. */
+  /** Record truth.jsonl (docs/formats/flow-json.md). Default false. */
   readonly truth?: boolean;
   /** Internal buffer capacity and drain rate (OVF when it cannot drain). Default: never overflows. */
   readonly buffer?: InternalBufferConfig;
   readonly clock?: Partial<ClockConfig>;
-  /** TIP.PGD(BLIP) after a jcc that leaves the filter range, as libipt 2.0.5 expects (spec/packets.md §10 notes). */
+  /** TIP.PGD(BLIP) after a jcc that leaves the filter range, as libipt 2.0.5 expects (docs/sdm/packets.md §10 notes). */
   readonly libiptCompat?: boolean;
   /** Bytes the generator gathers before they reach the output engine (the PMI latency grain). Default 4096. */
   readonly flushBytes?: number;
@@ -37,7 +37,7 @@ export interface TraceModelOptions {
 /** The IP the driver's handler code runs at (model choice: a kernel text address, never traced). */
 export const HANDLER_IP = ipFromBigInt(0xffff_ffff_8110_0000n);
 
-// STATUS bits the generator owns while tracing (spec/msrs.md §4).
+// STATUS bits the generator owns while tracing (docs/sdm/msrs.md §4).
 const STOPPED = 1n << 5n, ERROR = 1n << 4n, TRIGGER_EN = 1n << 2n;
 const COUNTED = IA32_RTIT_STATUS.encode({ PendPSB: true, PacketByteCnt: 0x1ffff });
 

@@ -1,4 +1,4 @@
-// The execution engine (DESIGN.md "How the model runs"): replays a workload's
+// The execution engine (docs/design.md "How the model runs"): replays a workload's
 // path on one modelled CPU and stops at an instruction boundary when a PMI was
 // delivered, at a slice point, or after the exit SYSCALL. Between runs the CPU
 // is in the driver's untraced handler. Stretches of near branches go to the
@@ -142,7 +142,7 @@ export class Engine {
     if (this.model.rowKind[site] !== K_FAR_CALL || e >= 0) {
       throw new RangeError(`engine: branch kind ${this.model.rowKind[site]} at 0x${ip.toString(16)} is not modelled`);
     }
-    // The exit SYSCALL: a far transfer into CPL 0 (spec/README.md §1); the kernel runs the exit.
+    // The exit SYSCALL: a far transfer into CPL 0 (docs/sdm/README.md §1); the kernel runs the exit.
     const n = p.insnsAt[this.land]!;
     if (n > 0) g.instructions(n);
     g.farTransfer('syscall', ip, p.base + p.siteNext[site]!, KERNEL_ENTRY, 0, this.cr3, MODE_64);
@@ -161,7 +161,7 @@ export class Engine {
       this.nextAnn++;
       switch (a.kind) {
         case 'interrupt': {
-          // spec/packets.md §10 "Hardware interrupt": FUP(NLIP), [PIP], [MODE.Exec], TIP(handler); the
+          // docs/sdm/packets.md §10 "Hardware interrupt": FUP(NLIP), [PIP], [MODE.Exec], TIP(handler); the
           // handler is one IRET (far return, §10 "IRET") back to the interrupted IP.
           const h = ipFromBigInt(a.handler);
           g.interrupt('external', ip, ip, h, 0, this.cr3, MODE_64);
@@ -169,7 +169,7 @@ export class Engine {
           break;
         }
         case 'cr3':
-          // A model-only MOV to CR3 of zero length at `ip` (spec/packets.md §10 "MOV to CR3").
+          // A model-only MOV to CR3 of zero length at `ip` (docs/sdm/packets.md §10 "MOV to CR3").
           this.cr3 = Number(a.cr3);
           g.movCr3(ip, ip, this.cr3);
           break;

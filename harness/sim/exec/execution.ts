@@ -1,6 +1,6 @@
 // A running workload on the sim target (driver/target.ts Execution): an async
 // iterable of events that advances the model only while the consumer awaits
-// the next event (DESIGN.md "How the model runs"). Every event is yielded
+// the next event (docs/design.md "How the model runs"). Every event is yielded
 // with the CPU in the driver's untraced handler and the generator flushed,
 // so nothing is written to memory between an event and the next pull.
 import { PtError, throwIfAborted } from '../../../driver/errors.js';

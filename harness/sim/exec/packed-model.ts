@@ -24,7 +24,7 @@ function classOf(op: number, next: number, target: number): number {
   switch (op) {
     case OP_JCC: case OP_LOOP: return B_JCC;
     case OP_JMP: return B_JMP;
-    case OP_CALL: return target === next ? B_CALL_ZERO : B_CALL;   // E8 00000000 (spec/packets.md §7)
+    case OP_CALL: return target === next ? B_CALL_ZERO : B_CALL;   // E8 00000000 (docs/sdm/packets.md §7)
     case OP_JMPT: case OP_JMPR: return B_JMP_IND;
     case OP_CALLT: case OP_CALLR: return B_CALL_IND;
     case OP_RET: return B_RET;

@@ -12,23 +12,23 @@ export type KnobName =
   | 'no-topa-pmi'
   /** WRMSR never raises #GP: a faulting write is silently ignored. */
   | 'swallow-gp'
-  /** Operational errors (spec/output.md §3.2, §4.7) do not set STATUS.Error. */
+  /** Operational errors (docs/sdm/output.md §3.2, §4.7) do not set STATUS.Error. */
   | 'no-operational-error'
-  /** A full ToPA STOP region does not set STATUS.Stopped (spec/output.md §4.4). */
+  /** A full ToPA STOP region does not set STATUS.Stopped (docs/sdm/output.md §4.4). */
   | 'no-topa-stop-status'
-  /** An END entry is followed to the start of the table it sits in, not to its Base (spec/output.md §4.3). */
+  /** An END entry is followed to the start of the table it sits in, not to its Base (docs/sdm/output.md §4.3). */
   | 'wrong-topa-end'
   /** The ToPA entry cache survives TraceEn 0→1: entries edited while tracing was off are not re-read. */
   | 'topa-cache-stale'
-  /** PendTopaPMI is never set and never re-raised (spec/output.md §7.4). */
+  /** PendTopaPMI is never set and never re-raised (docs/sdm/output.md §7.4). */
   | 'no-pmi-preservation'
-  /** The PMI arrives after 64 KiB of skid instead of the configured skid (spec/output.md §4.5). */
+  /** The PMI arrives after 64 KiB of skid instead of the configured skid (docs/sdm/output.md §4.5). */
   | 'huge-pmi-skid'
-  /** At TraceEn 1→0 the output pointers are not written back to the MSRs (spec/msrs.md §3.4). */
+  /** At TraceEn 1→0 the output pointers are not written back to the MSRs (docs/sdm/msrs.md §3.4). */
   | 'stale-pointers'
-  /** XRSTORS restores everything but TraceEn (spec/xsave.md). */
+  /** XRSTORS restores everything but TraceEn (docs/sdm/xsave.md). */
   | 'xrstors-drops-traceen'
-  /** XRSTORS loads CTL first, then the other eight MSRs (spec/xsave.md §3 step 5: CTL is loaded last). */
+  /** XRSTORS loads CTL first, then the other eight MSRs (docs/sdm/xsave.md §3 step 5: CTL is loaded last). */
   | 'xrstors-ctl-first'
   /** XRSTORS loads CTL only; the other eight MSRs keep what they held. */
   | 'xrstors-only-ctl'
@@ -54,9 +54,9 @@ export type KnobName =
   | 'ignore-distnt'
   /** The PMI's top half reports GLOBAL_STATUS[55] acknowledged without acknowledging it. */
   | 'top-half-skips-ack'
-  /** The packet generator ignores CTL.InjectPsbPmiOnEnable: a PSB owed at TraceEn 1→0 is not kept in STATUS.PendPSB (spec/output.md §7.4). */
+  /** The packet generator ignores CTL.InjectPsbPmiOnEnable: a PSB owed at TraceEn 1→0 is not kept in STATUS.PendPSB (docs/sdm/output.md §7.4). */
   | 'no-psb-preservation'
-  /** RDMSR of IA32_RTIT_CTL reads TraceEn as 0 while tracing (spec/msrs.md §3.1: it reads back as written). */
+  /** RDMSR of IA32_RTIT_CTL reads TraceEn as 0 while tracing (docs/sdm/msrs.md §3.1: it reads back as written). */
   | 'ctl-hides-traceen';
 
 /** One knob: what it breaks, and how. */
@@ -69,7 +69,7 @@ interface KnobDef {
 }
 
 const bit = (n: number): bigint => 1n << BigInt(n);
-// IA32_RTIT_CTL bits (spec/msrs.md §3.1).
+// IA32_RTIT_CTL bits (docs/sdm/msrs.md §3.1).
 const OS = bit(2), CR3FILTER = bit(7), MTCEN = bit(9), TSCEN = bit(10), DISRETC = bit(11), PTWEN = bit(12), BRANCHEN = bit(13);
 const DISTNT = bit(55), INJECT_PSB_PMI = bit(56);
 const ADDR_CFG = 0xffffn << 32n, PSBFREQ = 0xfn << 24n;

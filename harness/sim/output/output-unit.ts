@@ -1,4 +1,4 @@
-// The PT unit's output stage (spec/output.md §1): picks single-range or ToPA
+// The PT unit's output stage (docs/sdm/output.md §1): picks single-range or ToPA
 // output at each TraceEn 0→1 from CTL.ToPA/FabricEn, and is the OutputPort the
 // MSR file loads and writes back. Works over any memory with synchronous
 // access (SyncPhysMemory).
@@ -28,7 +28,7 @@ export class OutputUnit implements OutputPort {
     return this.single.written + this.topa.written;
   }
 
-  /** The scheme chosen at the last TraceEn 0→1 (spec/output.md §1 table). */
+  /** The scheme chosen at the last TraceEn 0→1 (docs/sdm/output.md §1 table). */
   get current(): OutputScheme | undefined {
     return this.scheme;
   }

@@ -1,4 +1,4 @@
-// Single-range output (spec/output.md §3): one circular physical range,
+// Single-range output (docs/sdm/output.md §3): one circular physical range,
 // base & ~mask, offset & mask; no interrupt, no STOP, no "full".
 import { PtError } from '../../../driver/errors.js';
 import type { MsrFile } from '../msr-file.js';

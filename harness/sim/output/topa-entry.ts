@@ -1,4 +1,4 @@
-// ToPA entries as the model's CPU reads them (spec/output.md §4.2, §4.7),
+// ToPA entries as the model's CPU reads them (docs/sdm/output.md §4.2, §4.7),
 // written independently of driver/hw/topa.ts so a shared bug cannot cancel out.
 
 /** A decoded 64-bit ToPA entry. */
@@ -25,7 +25,7 @@ export function decodeTopaEntry(raw: bigint): TopaEntry {
   };
 }
 
-/** Region size in bytes: 4 KiB << Size (spec/output.md §4.2). */
+/** Region size in bytes: 4 KiB << Size (docs/sdm/output.md §4.2). */
 export function regionSize(e: TopaEntry): number {
   return 4096 * 2 ** e.Size;
 }
@@ -35,7 +35,7 @@ export type TopaErrorRule = '1-reserved' | '2a-table-alignment' | '2b-region-ali
   | '4b-end-in-entry-0' | '4c-single-entry-layout' | '3-output-offset';
 
 /**
- * The operational error of spec/output.md §4.7 that reaching `e` at `tableOffset` of the table at
+ * The operational error of docs/sdm/output.md §4.7 that reaching `e` at `tableOffset` of the table at
  * `tableBase` raises, if any. `mentry` = L14.0.ECX[1].
  */
 export function topaEntryError(

@@ -1,4 +1,4 @@
-// ToPA output (spec/output.md §4): the table walk, END (followed lazily),
+// ToPA output (docs/sdm/output.md §4): the table walk, END (followed lazily),
 // STOP, INT with a PMI after a configurable skid, the maximum-table wrap,
 // the §4.7 operational errors, single-entry (MENTRY=0) CPUs with their early
 // PMI, and the entry cache knob (§4.8).
@@ -7,7 +7,7 @@ import type { MsrFile } from '../msr-file.js';
 import type { SyncPhysMemory } from './sync-phys.js';
 import { decodeTopaEntry, regionSize, topaEntryError, type TopaEntry, type TopaErrorRule } from './topa-entry.js';
 
-/** spec/output.md §4.3, Open Question 10: the last slot of a 256 MiB table. */
+/** docs/sdm/output.md §4.3, Open Question 10: the last slot of a 256 MiB table. */
 export const MAX_TABLE_OFFSET = 0x0fff_fff8n;
 
 export interface TopaOptions {

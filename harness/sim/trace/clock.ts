@@ -1,5 +1,5 @@
 // The deterministic modelled clock behind TSC, MTC, TMA, CYC and CBR
-// (spec/packets.md §3.7–§3.11, §13). Core cycles advance per instruction and
+// (docs/sdm/packets.md §3.7–§3.11, §13). Core cycles advance per instruction and
 // per branch; TSC = tscStart + floor(cycles · P1 / CBR) (TSC runs at the
 // P1 rate, the core at CBR); ART = floor(TSC · den / num), where num/den is
 // the TSC/ART ratio of CPUID.15H (EBX/EAX).
@@ -49,14 +49,14 @@ export class ModelClock {
     return Math.floor((this.tsc(cycles) * this.cfg.tscArtDen) / this.cfg.tscArtNum);
   }
 
-  /** TMA FastCounter: TSC ticks since the last ART edge, 9 bits (spec/packets.md §3.10). */
+  /** TMA FastCounter: TSC ticks since the last ART edge, 9 bits (docs/sdm/packets.md §3.10). */
   fastCounter(cycles: number): number {
     const t = this.tsc(cycles);
     const artEdgeTsc = Math.ceil((this.art(cycles) * this.cfg.tscArtNum) / this.cfg.tscArtDen);
     return (t - artEdgeTsc) & 0x1ff;
   }
 
-  /** The first core cycle after `cycles` at which ART bit `n` toggles (the next MTC, spec/msrs.md §3.2 MTCFreq). */
+  /** The first core cycle after `cycles` at which ART bit `n` toggles (the next MTC, docs/sdm/msrs.md §3.2 MTCFreq). */
   nextMtcCycle(cycles: number, n: number): number {
     const period = 2 ** n;
     const boundary = (Math.floor(this.art(cycles) / period) + 1) * period;

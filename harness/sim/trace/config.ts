@@ -1,10 +1,10 @@
 // The generator's view of IA32_RTIT_CTL / STATUS / CR3_MATCH / ADDRn, decoded
-// once when TraceEn goes 0→1 (spec/msrs.md §3–§8). Validity (#GP) is the MSR
+// once when TraceEn goes 0→1 (docs/sdm/msrs.md §3–§8). Validity (#GP) is the MSR
 // file's business; this only reads fields.
 import { IA32_RTIT_CTL, IA32_RTIT_STATUS } from '../../../driver/hw/msrs.js';
 import { ipLe, type RtitRegs } from './events.js';
 
-/** ADDRn_CFG values (spec/README.md §4.1). */
+/** ADDRn_CFG values (docs/sdm/README.md §4.1). */
 export const ADDR_CFG_FILTER = 1;
 export const ADDR_CFG_TRACESTOP = 2;
 
@@ -20,7 +20,7 @@ export interface TraceConfig {
   readonly user: boolean;
   readonly branchEn: boolean;
   readonly cr3Filter: boolean;
-  /** CR3_MATCH bits 63:12 as a number (compared with CR3 bits 63:12, spec/README.md §3.2). */
+  /** CR3_MATCH bits 63:12 as a number (compared with CR3 bits 63:12, docs/sdm/README.md §3.2). */
   readonly cr3MatchPfn: number;
   readonly disRETC: boolean;
   readonly disTNT: boolean;
@@ -28,9 +28,9 @@ export interface TraceConfig {
   readonly mtcEn: boolean;
   readonly mtcFreq: number;
   readonly cycEn: boolean;
-  /** Minimum cycles between CYCs: 0 for CycThresh=0, else 2^(CycThresh−1) (spec/msrs.md §3.2). */
+  /** Minimum cycles between CYCs: 0 for CycThresh=0, else 2^(CycThresh−1) (docs/sdm/msrs.md §3.2). */
   readonly cycMin: number;
-  /** PSB period in bytes: 2K << PSBFreq (spec/msrs.md §3.2). */
+  /** PSB period in bytes: 2K << PSBFreq (docs/sdm/msrs.md §3.2). */
   readonly psbPeriod: number;
   readonly ptwEn: boolean;
   readonly fupOnPtw: boolean;
@@ -72,7 +72,7 @@ export function decodeTraceConfig(regs: RtitRegs, psbCyc: boolean, fixedPsbPerio
   };
 }
 
-/** True when `ip` is in any of the ranges (both ends inclusive, unsigned compare; spec/README.md §4.1). */
+/** True when `ip` is in any of the ranges (both ends inclusive, unsigned compare; docs/sdm/README.md §4.1). */
 export function inRanges(r: Ranges, ip: number): boolean {
   for (let i = 0; i < r.a.length; i++) {
     if (ipLe(r.a[i]!, ip) && ipLe(ip, r.b[i]!)) return true;

@@ -1,6 +1,6 @@
 // Packet byte writers for the generator: a preallocated scratch buffer, the
-// CPU's LastIP (IP compression, spec/packets.md §5), its TNT register
-// (spec/packets.md §6: TNT-8 only, written at 6 results or before any
+// CPU's LastIP (IP compression, docs/sdm/packets.md §5), its TNT register
+// (docs/sdm/packets.md §6: TNT-8 only, written at 6 results or before any
 // non-timing packet) and CYC insertion (§3.11). No `Packet` objects and no
 // allocation: the hot path writes bytes directly. The subclass decides where
 // the bytes go (`makeRoom`): the internal buffer, the sink, or the bin
@@ -10,7 +10,7 @@ import * as O from './opcodes.js';
 /** Scratch capacity; `limit` never exceeds it. Every single packet is at most 16 bytes. */
 export const SCRATCH_BYTES = 1 << 16;
 const TWO32 = 4294967296;
-/** Payload bytes per IPBytes value (spec/packets.md §5). */
+/** Payload bytes per IPBytes value (docs/sdm/packets.md §5). */
 const IP_PAYLOAD = [0, 2, 4, 6, 6, 0, 8, 0] as const;
 
 /** Packet writers on a scratch buffer; the subclass supplies `makeRoom`. */
@@ -23,10 +23,10 @@ export abstract class PacketEmitter {
   /** Core cycles so far (the modelled clock, see clock.ts). */
   protected cycles = 0;
 
-  // LastIP as low 32 bits (unsigned) and the rest (signed): spec/packets.md §5.
+  // LastIP as low 32 bits (unsigned) and the rest (signed): docs/sdm/packets.md §5.
   protected lastLo = 0;
   protected lastHi = 0;
-  /** The next IP packet must be written uncompressed (first IP after OVF, spec/packets.md §5, §12). */
+  /** The next IP packet must be written uncompressed (first IP after OVF, docs/sdm/packets.md §5, §12). */
   protected postOvf = false;
 
   // TNT register: results oldest-first from the top; `tntN` results pending.
@@ -34,7 +34,7 @@ export abstract class PacketEmitter {
   protected tntN = 0;
   private tntCycle = 0;
 
-  // CYC (spec/packets.md §3.11): CYCEn, minimum spacing (≥ 1: one CYC per cycle), last CYC time.
+  // CYC (docs/sdm/packets.md §3.11): CYCEn, minimum spacing (≥ 1: one CYC per cycle), last CYC time.
   protected cycEn = false;
   protected cycMin = 1;
   protected lastCyc = 0;
@@ -42,7 +42,7 @@ export abstract class PacketEmitter {
   /** Make room for an `n`-byte packet at `pos` (flush, or start/continue an overflow). */
   protected abstract makeRoom(n: number): void;
 
-  /** Sets LastIP to 0 (at a PSB; spec/packets.md §5). */
+  /** Sets LastIP to 0 (at a PSB; docs/sdm/packets.md §5). */
   protected resetLastIp(): void {
     this.lastLo = 0;
     this.lastHi = 0;
@@ -102,7 +102,7 @@ export abstract class PacketEmitter {
     const canon48 = hi >= -32768 && hi < 32768;
     let ipb: number;
     if (this.postOvf) {
-      // First IP after an OVF: never compressed against LastIP (spec/packets.md §5 exception).
+      // First IP after an OVF: never compressed against LastIP (docs/sdm/packets.md §5 exception).
       this.postOvf = false;
       ipb = canon48 ? O.IPB_SEXT48 : O.IPB_FULL;
     } else if (hi === this.lastHi) {

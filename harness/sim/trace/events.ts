@@ -1,5 +1,5 @@
 // The retired-instruction events the execution engine feeds the packet
-// generator (spec/README.md §1 COFI classes, §5 per-instruction flow).
+// generator (docs/sdm/README.md §1 COFI classes, §5 per-instruction flow).
 //
 // IPs, targets and CR3 values are plain `number`s so that the hot path never
 // allocates. An IP holds the *signed* 64-bit value of the linear address
@@ -11,16 +11,16 @@
 /** A near direct or indirect transfer that is not a RET (flow-json kinds `jmp`/`call`). */
 export type NearKind = 'jmp' | 'call';
 
-/** A far transfer without a FUP (spec/packets.md §10 "Far CALL/JMP/RET, IRET, SYSCALL, …"). */
+/** A far transfer without a FUP (docs/sdm/packets.md §10 "Far CALL/JMP/RET, IRET, SYSCALL, …"). */
 export type FarKind = 'far.call' | 'far.jmp' | 'far.ret' | 'syscall' | 'sysret' | 'sysenter' | 'sysexit' | 'iret';
 
 /**
- * An interrupt or exception (spec/packets.md §10–§11). The FUP carries the Next IP for
+ * An interrupt or exception (docs/sdm/packets.md §10–§11). The FUP carries the Next IP for
  * `external`, `nmi` and `trap`, and the Current IP for `software` (INT n/INT3/INTO) and `fault`.
  */
 export type InterruptKind = 'external' | 'nmi' | 'trap' | 'software' | 'fault';
 
-/** CS.D and CS.L&LMA as MODE.Exec byte 1 bits 1:0 (spec/packets.md §3.5): 16-bit = 0, 64-bit = 1, 32-bit = 2. */
+/** CS.D and CS.L&LMA as MODE.Exec byte 1 bits 1:0 (docs/sdm/packets.md §3.5): 16-bit = 0, 64-bit = 1, 32-bit = 2. */
 export type ExecMode = 0 | 1 | 2;
 /** 64-bit mode (CS.L=1, CS.D=0). */
 export const MODE_64 = 1 as const;
@@ -36,7 +36,7 @@ export interface ExecContext {
   readonly mode: ExecMode;
 }
 
-/** The IA32_RTIT_* register values the generator reads when TraceEn goes 0→1 (spec/msrs.md §3.4). */
+/** The IA32_RTIT_* register values the generator reads when TraceEn goes 0→1 (docs/sdm/msrs.md §3.4). */
 export interface RtitRegs {
   /** IA32_RTIT_CTL (the TraceEn bit itself is ignored). */
   readonly ctl: bigint;
@@ -60,7 +60,7 @@ export interface TraceEvents {
   instructions(count: number): void;
   /** A conditional branch (Jcc, JCXZ, LOOP…) at `ip`; `target` is its taken destination. */
   branchJcc(ip: number, nextIp: number, target: number, taken: boolean): void;
-  /** A direct near JMP/CALL; `zeroLength` marks `E8 00000000`, which is never pushed (spec/packets.md §7). */
+  /** A direct near JMP/CALL; `zeroLength` marks `E8 00000000`, which is never pushed (docs/sdm/packets.md §7). */
   branchDirect(kind: NearKind, ip: number, nextIp: number, target: number, zeroLength?: boolean): void;
   /** An indirect near JMP/CALL (FF /4, FF /2). */
   branchIndirect(kind: NearKind, ip: number, nextIp: number, target: number): void;
@@ -96,7 +96,7 @@ export function ipFromBigInt(addr: bigint): number {
   return n;
 }
 
-/** Lowercase hex with 0x and no leading zeros, of the unsigned address (spec/packet-json.md conventions). */
+/** Lowercase hex with 0x and no leading zeros, of the unsigned address (docs/formats/packet-json.md conventions). */
 export function ipHex(ip: number): string {
   return ip >= 0 ? `0x${ip.toString(16)}` : `0x${ipToBigInt(ip).toString(16)}`;
 }

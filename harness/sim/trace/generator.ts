@@ -1,5 +1,5 @@
-// The model's packet generator: the PacketEn state machine (spec/README.md
-// §2–§5) and the packets of spec/packets.md §10 for every event kind of
+// The model's packet generator: the PacketEn state machine (docs/sdm/README.md
+// §2–§5) and the packets of docs/sdm/packets.md §10 for every event kind of
 // events.ts, with PSB+ (§8), OVF (§12), timing (§13) and RET compression (§7).
 //
 // Model decisions (spec text in brackets):
@@ -14,7 +14,7 @@
 //   compound event; an OVF's FUP comes before it [§8, §12].
 // - FilterEn is evaluated on taken branches/events (target IP), at TraceEn
 //   0→1 (Next IP) and when ContextEn becomes 1 (Next IP / target) [README §4.2].
-// - The driver's work is an untraced handler [DESIGN.md "How the model runs"]:
+// - The driver's work is an untraced handler [docs/design.md "How the model runs"]:
 //   `untracedEnter` forces ContextEn=0 (like a production enclave, README §3.3).
 import { PacketEmitter, SCRATCH_BYTES } from './emitter.js';
 import * as O from './opcodes.js';
@@ -41,7 +41,7 @@ export interface GeneratorOptions {
   readonly buffer?: InternalBufferConfig;
   /** Bytes gathered before they are handed to the sink. Default 4096. */
   readonly flushBytes?: number;
-  /** Record ground truth (spec/flow-json.md). Default false. */
+  /** Record ground truth (docs/formats/flow-json.md). Default false. */
   readonly truth?: boolean;
   /** Write TIP.PGD(BLIP) for a taken jcc that clears PacketEn (libipt 2.0.5; not SDM-conformant). */
   readonly libiptCompat?: boolean;
@@ -52,13 +52,13 @@ export interface GeneratorOptions {
   /**
    * A PSB that falls due inside the driver's untraced handler waits for the next packet (§8: "best
    * effort, as soon as possible"): it is written when tracing resumes, or, when TraceEn is cleared
-   * first, kept in STATUS.PendPSB under InjectPsbPmiOnEnable (spec/output.md §7.4) and lost
+   * first, kept in STATUS.PendPSB under InjectPsbPmiOnEnable (docs/sdm/output.md §7.4) and lost
    * otherwise. Default false: the PSB+ is written at once, in the handler.
    */
   readonly deferPsbInHandler?: boolean;
 }
 
-/** The STATUS fields the generator owns (spec/msrs.md §4). */
+/** The STATUS fields the generator owns (docs/sdm/msrs.md §4). */
 export interface GeneratorStatus {
   readonly FilterEn: boolean;
   readonly ContextEn: boolean;
@@ -113,7 +113,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
   private stop: Ranges = NO_RANGES;
   private rangesOn = false;
 
-  // Enables (spec/README.md §2) and STATUS.
+  // Enables (docs/sdm/README.md §2) and STATUS.
   private traceEn = false;
   private triggerEn = false;
   private contextEn = false;
@@ -463,7 +463,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
   }
 
   /**
-   * The driver's untraced handler is entered (a PMI or a slice preemption, DESIGN.md): an
+   * The driver's untraced handler is entered (a PMI or a slice preemption, docs/design.md): an
    * interrupt after the instruction before `nextIp`, into code whose context is never traced.
    */
   untracedEnter(nextIp: number): void {
@@ -540,7 +540,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
 
   // ---------------------------------------------------------------- TraceEn
 
-  /** WRMSR/XRSTORS sets TraceEn (spec/msrs.md §3.4; §10 first four rows; §8 (a)). */
+  /** WRMSR/XRSTORS sets TraceEn (docs/sdm/msrs.md §3.4; §10 first four rows; §8 (a)). */
   traceEnable(nextIp: number, regs: RtitRegs, ip?: number): void {
     if (this.traceEn) return;
     const cfg = decodeTraceConfig(regs, this.psbCyc, this.fixedPsbPeriod);

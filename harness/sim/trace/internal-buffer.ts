@@ -1,5 +1,5 @@
 // The finite internal packet buffer between the packet generator and the
-// output engine (spec/README.md §1 diagram; spec/packets.md §12). It drains at
+// output engine (docs/sdm/README.md §1 diagram; docs/sdm/packets.md §12). It drains at
 // a modelled rate (bytes per core cycle); a packet that does not fit is
 // dropped, which starts an overflow. The model resumes (writes OVF) once the
 // buffer has drained to `resumeAt` bytes. Bytes are handed to the sink as soon
@@ -71,7 +71,7 @@ export class InternalBuffer {
     return this.occupancy(now) <= this.resumeAt;
   }
 
-  /** TraceEn 1→0: every buffered byte is written out (spec/msrs.md §3.4). */
+  /** TraceEn 1→0: every buffered byte is written out (docs/sdm/msrs.md §3.4). */
   flush(now: number): void {
     this.occupancy(now);
     this.occ = 0;

@@ -1,6 +1,6 @@
-// Packet opcodes the generator writes (spec/packets.md §1, §3). Kept apart
+// Packet opcodes the generator writes (docs/sdm/packets.md §1, §3). Kept apart
 // from driver/decode on purpose: the model and the decoder must not share a
-// bug (DESIGN.md "Layers").
+// bug (docs/design.md "Layers").
 
 /** First byte of every extended (two-byte header) packet. */
 export const EXT = 0x02;
@@ -31,7 +31,7 @@ export const EXT_PTW = 0x12;
 /** Size of a PSB: `02 82` eight times. */
 export const PSB_SIZE = 16;
 
-/** IPBytes values (spec/packets.md §5). */
+/** IPBytes values (docs/sdm/packets.md §5). */
 export const IPB_SUPPRESSED = 0;
 export const IPB_UPDATE16 = 1;
 export const IPB_UPDATE32 = 2;

@@ -1,4 +1,4 @@
-// The CPU side of RET compression (spec/packets.md §7): a 64-entry stack of
+// The CPU side of RET compression (docs/sdm/packets.md §7): a 64-entry stack of
 // near-CALL Next IPs. When full, the oldest entry drops off the bottom. The
 // model compresses a RET only when the stack is not empty and the popped
 // entry equals the RET's target; it clears the stack at PSB, at OVF and
@@ -6,7 +6,7 @@
 // ([SDM16] "will never compress a RET across a PSB, a buffer overflow, or
 // scenario where PacketEn=0").
 
-/** Depth of the return stack (spec/packets.md §7, decoder step 1). */
+/** Depth of the return stack (docs/sdm/packets.md §7, decoder step 1). */
 export const RET_STACK_DEPTH = 64;
 
 /** A fixed ring of RET_STACK_DEPTH return addresses; no allocation after construction. */

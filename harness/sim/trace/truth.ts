@@ -1,9 +1,9 @@
-// Ground-truth recording in flow JSON Lines (spec/flow-json.md): the path the
+// Ground-truth recording in flow JSON Lines (docs/formats/flow-json.md): the path the
 // modelled CPU executed while PacketEn=1. Off by default; the generator calls
 // it only when a recorder is attached. Keys are written in the spec's order.
 import { ipHex } from './events.js';
 
-/** Branch kinds of spec/flow-json.md (libipt's instruction classes). */
+/** Branch kinds of docs/formats/flow-json.md (libipt's instruction classes). */
 export type TruthBranchKind = 'jcc' | 'jmp' | 'call' | 'ret' | 'far.call' | 'far.ret' | 'far.jmp';
 
 /** Collects flow-json lines in order. */

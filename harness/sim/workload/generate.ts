@@ -11,7 +11,7 @@ import { Rng } from './prng.js';
 import { type CondSource, type Fn, type IndexSource, type Program, type ReturnStyle, type Stmt, seqCost, stmtCost } from './program.js';
 import { type Cond, R10, R11, R12, R13, R14, R15, R8, R9, RBP, RBX, RCX, RDI, RSI } from './x86.js';
 
-/** Default load address: clear of ordinary static binaries at 0x400000 (DESIGN.md "Workloads"). */
+/** Default load address: clear of ordinary static binaries at 0x400000 (docs/design.md "Workloads"). */
 export const DEFAULT_BASE = 0x1000_0000n;
 
 /** Loop counter registers by loop depth; RAX and RDX are scratch, RSP is the stack. */

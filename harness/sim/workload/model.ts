@@ -16,11 +16,11 @@ export interface BranchSite {
   readonly ip: bigint;
   readonly length: number;
   readonly kind: FlowKind;
-  /** Near JMP/CALL r/m (spec/README.md §1 "Indirect"); RET and SYSCALL are not. */
+  /** Near JMP/CALL r/m (docs/sdm/README.md §1 "Indirect"); RET and SYSCALL are not. */
   readonly indirect: boolean;
   /** The target encoded in the instruction (direct Jcc/LOOP/JMP/CALL). */
   readonly target?: bigint;
-  /** `E8 00000000`: a direct CALL to its own Next IP (spec/packets.md §7: never pushed). */
+  /** `E8 00000000`: a direct CALL to its own Next IP (docs/sdm/packets.md §7: never pushed). */
   readonly zeroLength: boolean;
 }
 
@@ -145,9 +145,9 @@ export interface BranchEvent {
   readonly to: number;
   /** IP of the instruction after the branch (ip + length). */
   readonly nextIp: number;
-  /** Near JMP/CALL r/m (spec/README.md §1 "Indirect"). */
+  /** Near JMP/CALL r/m (docs/sdm/README.md §1 "Indirect"). */
   readonly indirect: boolean;
-  /** A zero-length CALL (`E8 00000000`: spec/packets.md §7, never pushed on the RET-compression stack). */
+  /** A zero-length CALL (`E8 00000000`: docs/sdm/packets.md §7, never pushed on the RET-compression stack). */
   readonly zeroLength: boolean;
   /** RET only: the target is the Next IP its CALL pushed (else the return address was edited). */
   readonly retMatched: boolean;

@@ -62,7 +62,7 @@ export const OP_EXIT = 25;
 /** Jcc conditions over `res` (x86: Z, NZ, L, GE, LE, G after DEC/INC/AND/TEST/CMP as the generator uses them). */
 export const COND_Z = 0, COND_NZ = 1, COND_L = 2, COND_GE = 3, COND_LE = 4, COND_G = 5;
 
-/** Branch kinds in flow-json terms (spec/flow-json.md), as small integers for the hot path. */
+/** Branch kinds in flow-json terms (docs/formats/flow-json.md), as small integers for the hot path. */
 export const K_JCC = 0, K_JMP = 1, K_CALL = 2, K_RET = 3, K_FAR_CALL = 4, K_FAR_RET = 5, K_FAR_JMP = 6;
 /** flow-json spelling of each K_* value. */
 export const KIND_NAMES = ['jcc', 'jmp', 'call', 'ret', 'far.call', 'far.ret', 'far.jmp'] as const;
@@ -86,14 +86,14 @@ export function kindOfOp(op: number): number {
     case OP_RET:
       return K_RET;
     case OP_EXIT:
-      // SYSCALL is a far transfer (spec/README.md §1); libipt classes it ptic_far_call.
+      // SYSCALL is a far transfer (docs/sdm/README.md §1); libipt classes it ptic_far_call.
       return K_FAR_CALL;
     default:
       throw new RangeError(`not a branch opcode: ${op}`);
   }
 }
 
-/** True for near indirect JMP/CALL r/m (the "Indirect" COFI class of spec/README.md §1; RET is its own class). */
+/** True for near indirect JMP/CALL r/m (the "Indirect" COFI class of docs/sdm/README.md §1; RET is its own class). */
 export function isIndirectOp(op: number): boolean {
   return op === OP_JMPT || op === OP_CALLT || op === OP_JMPR || op === OP_CALLR;
 }

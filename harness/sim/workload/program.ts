@@ -8,7 +8,7 @@ export type CondSource =
   | { readonly t: 'cmp'; readonly reg: number; readonly imm: number; readonly cc: Cond }
   | { readonly t: 'table'; readonly reg: number; readonly bytes: readonly number[]; readonly cc: 'Z' | 'NZ' };
 
-/** How a function returns: matched RET, or an edited return address (unmatched RET, spec/packets.md §7). */
+/** How a function returns: matched RET, or an edited return address (unmatched RET, docs/sdm/packets.md §7). */
 export type ReturnStyle =
   /** `ret` to the CALL's Next IP. */
   | { readonly t: 'plain' }

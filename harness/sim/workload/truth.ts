@@ -1,10 +1,10 @@
-// Flow JSON Lines records (spec/flow-json.md): the formatter the sim reuses for truth.jsonl, and
+// Flow JSON Lines records (docs/formats/flow-json.md): the formatter the sim reuses for truth.jsonl, and
 // the filters-off reference path of a workload (every branch traced, no annotations).
 import type { WorkloadModel } from './model.js';
 import { K_JCC, KIND_NAMES, type FlowKind } from './ops.js';
 import type { PathCursor } from './model.js';
 
-/** An IP or count in flow-json hex: lowercase, `0x`, no leading zeros (spec/packet-json.md). */
+/** An IP or count in flow-json hex: lowercase, `0x`, no leading zeros (docs/formats/packet-json.md). */
 export function flowHex(v: number | bigint): string {
   return `0x${v.toString(16)}`;
 }
@@ -49,7 +49,7 @@ export function cursorRecord(c: PathCursor): string {
 /**
  * The filters-off reference path: one branch record per executed branch, from the first
  * branch to the exit SYSCALL (`far.call` without `to`, as with User=1, OS=0 the kernel entry is
- * not traced: spec/flow-json.md). No enable/disable records and no annotations: the sim adds those.
+ * not traced: docs/formats/flow-json.md). No enable/disable records and no annotations: the sim adds those.
  */
 export function forEachTruthLine(model: WorkloadModel, write: (line: string) => void): void {
   model.forEachBranch((c) => write(cursorRecord(c)));
