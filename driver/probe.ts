@@ -1,5 +1,5 @@
 // Probe: read CPUID through the target into PtCaps (docs/design.md step 1;
-// docs/sdm/cpuid.md). The raw leaves travel with the trace (anchors.md §3.1).
+// docs/sdm/cpuid.md). The raw leaves travel with the trace (docs/prior-art.md §3.1).
 import { decodePtCaps, PT_CPUID_QUERIES, ZERO_REGS, type CpuidRegs, type PtCaps } from './hw/cpuid.js';
 import type { CallOpts, Target } from './target.js';
 

@@ -4,7 +4,7 @@
 # images/guest-root/, the helper from guest/ when present, an SSH host key and a client key pair.
 # Unattended and idempotent: installs missing host packages, caches the .debs, and skips the
 # build when nothing it depends on changed. Outputs go to images/out/ (gitignored).
-# Recipe and measurements: shared/qemu-notes.md §2 and §7.
+# Recipe and measurements: docs/qemu.md §2 and §7.
 set -euo pipefail
 export LC_ALL=C DEBIAN_FRONTEND=noninteractive
 
@@ -45,7 +45,7 @@ ensure_host_pkgs() {
   fi
 }
 
-# The kernel ABI the linux-image-amd64 metapackage points at (never hard-coded: qemu-notes §7).
+# The kernel ABI the linux-image-amd64 metapackage points at (never hard-coded: docs/qemu.md §7).
 resolve_kver() {
   apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | head -1
 }
@@ -84,7 +84,7 @@ if [ -z "$KVER" ]; then
   KVER=$(resolve_kver)
 fi
 [ -n "$KVER" ] || die "cannot resolve the kernel version from linux-image-amd64 (apt-cache depends)"
-# Headers on the host, for the out-of-tree module in guest/ (qemu-notes §6).
+# Headers on the host, for the out-of-tree module in guest/ (docs/qemu.md §6).
 ensure_host_pkgs "linux-headers-$KVER"
 mkdir -p "$OUT" "$CACHE" "$KEYS"
 # images/out holds the SSH host and client private keys, and the initramfs carries the host key:
@@ -144,7 +144,7 @@ if [ ! -f "$KEYS/id_ed25519" ]; then
   ssh-keygen -q -t ed25519 -N '' -C ptlab-client -f "$KEYS/id_ed25519" || die "ssh-keygen failed"
 fi
 
-# --- 4. kernel: vmlinux for PVH direct boot (qemu-notes §2 step 2) ----------------------------
+# --- 4. kernel: vmlinux for PVH direct boot (docs/qemu.md §2 step 2) ----------------------------
 VMLINUZ=$EXTRACT/boot/vmlinuz-$KVER
 [ -f "$VMLINUZ" ] || die "$VMLINUZ missing from linux-image-$KVER"
 off=$(grep -obUaP '\xfd7zXZ\x00' "$VMLINUZ" | head -1 | cut -d: -f1)
@@ -225,7 +225,7 @@ if [ -f "$REPO/guest/helper/Makefile" ]; then
   install -m 755 "$WORK/helper/ptlab-helper" "$ROOT/usr/bin/ptlab-helper"
 fi
 
-# The ptlab kernel module from guest/kmod, built against the headers of KVER (qemu-notes §6:
+# The ptlab kernel module from guest/kmod, built against the headers of KVER (docs/qemu.md §6:
 # ~2 s; it loads unsigned and only taints the kernel). rcS insmods it when present.
 if [ -f "$REPO/guest/kmod/Makefile" ]; then
   log "building the guest kernel module"

@@ -126,7 +126,7 @@ function vendorOf(r: CpuidRegs): string {
 
 /**
  * Decodes `PtCaps` from CPUID. Leaf 14H is trusted only when leaf 7 EBX[25]=1 and the maximum
- * basic leaf is ≥ 14H (out-of-range leaves return another leaf's data: qemu-notes §5); sub-leaf 1
+ * basic leaf is ≥ 14H (out-of-range leaves return another leaf's data: docs/qemu.md §5); sub-leaf 1
  * only when L14.0.EAX ≥ 1; leaf 80000008H only when the extended range reaches it.
  */
 export function decodePtCaps(read: CpuidReader): PtCaps {

@@ -1,6 +1,6 @@
 // Which RDMSR/WRMSR of an IA32_RTIT_* MSR raises #GP(0), as a pure function of
 // the CPU's capabilities, the current IA32_RTIT_CTL and optional quirks
-// (docs/sdm/msrs.md §2, §3.3, §4–§9; erratum BDM106; KVM: shared/anchors.md §6).
+// (docs/sdm/msrs.md §2, §3.3, §4–§9; erratum BDM106; KVM: docs/prior-art.md §6).
 // The simulator calls it on every access; the value it returns is the fault's reason.
 import { cpuidBitName, type PtCaps, type PtCapNumber } from './cpuid.js';
 import { bits, describeViolation, hex } from './field.js';
@@ -14,7 +14,7 @@ export interface MsrQuirks {
   /** Erratum BDM106 (Broadwell, docs/sdm/msrs.md §3.5): WRMSR CTL with TraceEn=1 and BranchEn=0 raises #GP. */
   readonly branchEnRequired?: boolean;
   /**
-   * A KVM guest (anchors.md §6; docs/sdm/msrs.md §4): CTL bits 31/55/56 always #GP, STATUS accepts only
+   * A KVM guest (docs/prior-art.md §6; docs/sdm/msrs.md §4): CTL bits 31/55/56 always #GP, STATUS accepts only
    * bits {0,1,2,4,5,48:32}, and any CTL write in VMX operation #GPs.
    */
   readonly kvm?: boolean;

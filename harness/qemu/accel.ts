@@ -25,9 +25,9 @@ export interface AccelChoice {
   readonly reason: string;
 }
 
-/** The CPU model for KVM: refuse to start rather than drop PT silently (qemu-notes §5 `enforce`). */
+/** The CPU model for KVM: refuse to start rather than drop PT silently (docs/qemu.md §5 `enforce`). */
 export const KVM_PT_CPU = 'host,+intel-pt,enforce';
-/** The CPU model for TCG: QEMU's most capable model (no PT: qemu-notes §5). */
+/** The CPU model for TCG: QEMU's most capable model (no PT: docs/qemu.md §5). */
 export const TCG_CPU = 'max';
 
 /** True when the first processor's `flags` line in /proc/cpuinfo lists `flag`. */

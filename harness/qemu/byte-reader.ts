@@ -1,5 +1,5 @@
 // Buffered reading from a byte stream for a single reader: whole lines, or skipping up to a
-// marker byte (the guest agent's 0xFF sync delimiter, qemu-notes §3).
+// marker byte (the guest agent's 0xFF sync delimiter, docs/qemu.md §3).
 import { abortError } from './queue.js';
 
 /** Bytes pushed by a socket, read as lines or skipped to a marker. */

@@ -1,4 +1,4 @@
-// A typed QEMU configuration and the argv it becomes (pure: qemu-notes §2 "QEMU command line",
+// A typed QEMU configuration and the argv it becomes (pure: docs/qemu.md §2 "QEMU command line",
 // §4 shared guest RAM). Paths are chosen by the caller (vm.ts) so this stays testable.
 import { join } from 'node:path';
 import type { Accel } from './accel.js';
@@ -85,7 +85,7 @@ export function qemuArgv(config: QemuConfig, paths: QemuPaths): string[] {
     '-device', `virtserialport,bus=vser0.0,chardev=qga0,name=${QGA_PORT_NAME}`,
     '-chardev', socket('helper0', paths.helperSocket),
     '-device', `virtserialport,bus=vser0.0,chardev=helper0,name=${HELPER_PORT_NAME}`,
-    // Port 0: the host picks a free port; read it back with `info usernet` (qemu-notes §2).
+    // Port 0: the host picks a free port; read it back with `info usernet` (docs/qemu.md §2).
     '-netdev', 'user,id=net0,hostfwd=tcp:127.0.0.1:0-:22',
     '-device', 'virtio-net-pci,netdev=net0',
     '-device', 'virtio-rng-pci',

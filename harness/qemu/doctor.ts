@@ -51,7 +51,7 @@ export interface Diagnosis {
 }
 
 /**
- * QEMU's fixed leaf-0x14 requirements on the host (shared/anchors.md §5, QEMU
+ * QEMU's fixed leaf-0x14 requirements on the host (docs/prior-art.md §5, QEMU
  * `x86_cpu_filter_features`): `intel-pt` is dropped unless all hold. Returns the unmet ones.
  */
 export function qemuLeaf14Shortfalls(sub0: CpuidRegs, sub1: CpuidRegs, lip = false): string[] {
@@ -78,7 +78,7 @@ export function diagnose(f: HostFacts): Diagnosis {
   add(f.qemuVersion !== undefined, 'QEMU', f.qemuVersion ?? `${QEMU_BINARY} not found (apt-get install qemu-system-x86)`);
   const kvmIntel = f.kvmModules.includes('kvm_intel');
   add(f.kvmUsable, '/dev/kvm', f.kvmUsable ? `usable (modules: ${f.kvmModules.join(', ') || 'none listed'})` : 'missing or not accessible read-write');
-  if (f.kvmModules.includes('kvm_pvm')) add(false, 'KVM flavour', 'kvm_pvm (Pagetable-based VM): boots only PVM guest kernels, not a stock kernel (qemu-notes §1)');
+  if (f.kvmModules.includes('kvm_pvm')) add(false, 'KVM flavour', 'kvm_pvm (Pagetable-based VM): boots only PVM guest kernels, not a stock kernel (docs/qemu.md §1)');
   const vendor = vendorOf(f.cpuinfo);
   add(vendor === 'GenuineIntel', 'CPU vendor', vendor);
   const ptFlag = cpuinfoHasFlag(f.cpuinfo, 'intel_pt');

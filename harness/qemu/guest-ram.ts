@@ -1,4 +1,4 @@
-// Guest physical memory through the shared memory-backend file (qemu-notes §4): file offset =
+// Guest physical memory through the shared memory-backend file (docs/qemu.md §4): file offset =
 // guest physical address below q35's low-memory split, and high RAM continues at 4 GiB. QMP
 // `pmemsave` is the fallback (and a cross-check: it reads through the CPU's view, where
 // 0xA0000–0xBFFFF is the VGA window rather than RAM).

@@ -1,6 +1,6 @@
 // The host end of the guest helper's line protocol (guest/helper/ptlab-helper.c: one request
 // line "<id> <verb> args…", one response "<id> ok …" or "<id> err <code> <message>"), over the
-// helper's virtio-serial port — the primary low-latency channel (qemu-notes §3: 0.4 ms ping).
+// helper's virtio-serial port — the primary low-latency channel (docs/qemu.md §3: 0.4 ms ping).
 import type { Duplex } from 'node:stream';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import { GeneralProtectionError } from '../../driver/errors.js';

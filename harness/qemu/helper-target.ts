@@ -12,7 +12,7 @@ import { HELPER_MAX_BATCH, HELPER_MAX_BUFREAD, type HelperChannel } from './help
 import { HelperExecution } from './helper-execution.js';
 import { probePt, ptRefusal, type PtProbe } from './pt-probe.js';
 
-/** The largest module buffer: order 10 pages (guest/kmod PTLAB_MAX_ORDER; qemu-notes §6). */
+/** The largest module buffer: order 10 pages (guest/kmod PTLAB_MAX_ORDER; docs/qemu.md §6). */
 export const MODULE_MAX_CONTIGUOUS = 4 << 20;
 const PAGE = 4096;
 
@@ -127,7 +127,7 @@ export abstract class HelperTarget implements Target {
     await this.helper.xrstors(cpu, area, rfbm, opts).catch((e: unknown) => { throw xsaveError(e, 'xrstors', rfbm); });
   }
 
-  /** CPUID-only PT probe (never MSR reads: qemu-notes §5). */
+  /** CPUID-only PT probe (never MSR reads: docs/qemu.md §5). */
   async ptAvailable(opts?: CallOpts): Promise<PtProbe> {
     this.enter('ptAvailable', opts);
     return probePt((leaf, sub) => this.helper.cpuid(0, leaf, sub, opts));

@@ -1,6 +1,6 @@
 // Whether a real CPU (a QEMU guest's, a lab machine's) implements Intel PT, decided from CPUID
 // only: under TCG the PT MSRs read 0 and writes vanish without #GP, so MSR reads prove nothing
-// (qemu-notes §5). `-cpu max` under TCG even reports AuthenticAMD with max basic leaf 0xD, and
+// (docs/qemu.md §5). `-cpu max` under TCG even reports AuthenticAMD with max basic leaf 0xD, and
 // leaf 0x14 then returns leaf 0xD's data — so the vendor and the max leaf come first.
 import { UnsupportedError } from '../../driver/errors.js';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';

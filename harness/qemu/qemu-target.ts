@@ -1,7 +1,7 @@
 // A QEMU guest as a Target (docs/design.md "qemu"): MSRs, CPUID, buffers, XSAVES and PMIs through the
 // guest module and helper over the virtio-serial channel; physical memory is the module's
 // contiguous buffers, read and written by the host directly in the shared guest-RAM file
-// (qemu-notes §4; QMP `pmemsave` when the file is not shared). `--pt hardware` refuses a guest
+// (docs/qemu.md §4; QMP `pmemsave` when the file is not shared). `--pt hardware` refuses a guest
 // CPU that does not enumerate PT, judged from CPUID only (pt-probe.ts). `--pt model` attaches the
 // reference model as the guest's PT unit (pt-model/): CPUID, the PT MSRs, XSAVES/XRSTORS and
 // workload runs go to the model, whose output engine reads ToPA tables from and writes trace into

@@ -1,4 +1,4 @@
-// A QEMU guest-agent client (qemu-notes §3): the agent has no greeting and no ids, so every
+// A QEMU guest-agent client (docs/qemu.md §3): the agent has no greeting and no ids, so every
 // exchange is one request at a time, and the stream is synchronised by sending 0xFF (which
 // resets the agent's parser) and `guest-sync-delimited` with a random id, then skipping the
 // reply up to its 0xFF. A request that times out leaves its reply in flight (a stopped VM

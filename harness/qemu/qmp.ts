@@ -1,6 +1,6 @@
 // A small typed QMP client (QEMU Machine Protocol: greeting, `qmp_capabilities`, commands with
-// ids, asynchronous events). node-qemu has no command timeout (qemu-notes §3), so we keep our own.
-// One QMP socket takes one client (qemu-notes §3).
+// ids, asynchronous events). node-qemu has no command timeout (docs/qemu.md §3), so we keep our own.
+// One QMP socket takes one client (docs/qemu.md §3).
 import type { Socket } from 'node:net';
 import { withDeadline, type TimedOpts } from './deadline.js';
 import { QmpError, StateError, TargetError } from './errors.js';

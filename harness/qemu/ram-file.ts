@@ -1,4 +1,4 @@
-// The shared guest-RAM file (QEMU's memory-backend-file, qemu-notes §4) as the host touches it:
+// The shared guest-RAM file (QEMU's memory-backend-file, docs/qemu.md §4) as the host touches it:
 // mapped into this process through the ram-map addon, so a read is one memcpy out of the page
 // cache; or, when the addon is unavailable (or PTLAB_RAM_ACCESS=pread), pread/pwrite on the file.
 // Offsets are file offsets (guest-ram.ts maps guest physical addresses to them). Synchronous:

@@ -46,14 +46,14 @@ export interface LaunchOptions extends TimedOpts {
 /** The VM's lifecycle: running until disposed. */
 export type VmState = 'running' | 'disposing' | 'disposed';
 
-/** Default bound of the whole launch (TCG boot takes ~4 s: qemu-notes §2). */
+/** Default bound of the whole launch (TCG boot takes ~4 s: docs/qemu.md §2). */
 export const LAUNCH_TIMEOUT_MS = 60_000;
 /** How long `quit` may take before QEMU is killed. */
 export const QUIT_TIMEOUT_MS = 5_000;
 /** One guest-agent synchronisation attempt during boot. */
 const QGA_ATTEMPT_MS = 5_000;
 const STDERR_KEEP = 16 * 1024;
-/** QEMU's words when `enforce` meets a CPU feature it cannot give (qemu-notes §5). */
+/** QEMU's words when `enforce` meets a CPU feature it cannot give (docs/qemu.md §5). */
 const PT_REFUSAL = /requested feature: CPUID\.07H:EBX\.intel-pt/;
 
 /** A running QEMU guest with its QMP, guest-agent and guest-RAM channels. */
@@ -245,7 +245,7 @@ async function connectQmp(path: string, signal: AbortSignal): Promise<QmpClient>
 }
 
 /**
- * Synchronises with the guest agent, which starts ~4 s into the boot (qemu-notes §2). Bytes
+ * Synchronises with the guest agent, which starts ~4 s into the boot (docs/qemu.md §2). Bytes
  * sent before the agent opens its port wait in QEMU; an attempt is still retried after
  * QGA_ATTEMPT_MS in case they were lost.
  */

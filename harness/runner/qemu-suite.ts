@@ -16,7 +16,7 @@ import { modelTrace, SIM_DEFAULTS, type QemuReach } from './targets.js';
 
 /** Guest RAM of the suite's VM: room for every scenario's buffers (the module hands out ≤ 4 MiB blocks). */
 const GUEST_MEMORY_MIB = 256;
-/** Bound of boot + helper connection (TCG boots in about 4 s: qemu-notes §2). */
+/** Bound of boot + helper connection (TCG boots in about 4 s: docs/qemu.md §2). */
 const LAUNCH_TIMEOUT_MS = 120_000;
 
 const MODEL_HINT = 'use --pt model to run the reference model as the guest\'s PT unit; `ptlab doctor` shows what this host can run';

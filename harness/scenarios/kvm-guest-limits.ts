@@ -1,5 +1,5 @@
 // kvm-guest-limits: what a QEMU/KVM guest sees (docs/design.md; docs/sdm/cpuid.md §6
-// "QEMU -cpu …,+intel-pt", anchors.md §6): QEMU's fixed leaf 14H, no PMI
+// "QEMU -cpu …,+intel-pt", docs/prior-art.md §6): QEMU's fixed leaf 14H, no PMI
 // preservation, no XSAVES of PT state, and KVM's extra #GP rules. ptlab must
 // refuse these up front, naming the CPUID bit, instead of failing obscurely.
 import type { Scenario } from './scenario.js';

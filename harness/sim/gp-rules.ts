@@ -1,5 +1,5 @@
 // The #GP rules of RDMSR/WRMSR on the PT unit's MSRs, as pure functions
-// (docs/sdm/msrs.md §2 G1–G6, §3.3 rules 1–9, §4–§9, §11–§12; shared/anchors.md
+// (docs/sdm/msrs.md §2 G1–G6, §3.3 rules 1–9, §4–§9, §11–§12; docs/prior-art.md
 // §6 for the KVM quirks). A rule returns the fault as data; applying the
 // write is msr-file.ts's job.
 import { bitRange, bits, MASK64 } from '../../driver/hw/field.js';

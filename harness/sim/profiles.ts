@@ -1,5 +1,5 @@
 // CPU profiles of the reference model: raw CPUID leaves, family/model, quirks
-// (docs/sdm/cpuid.md §6–§7, docs/sdm/msrs.md §3.5, shared/anchors.md §5–§6). Which
+// (docs/sdm/cpuid.md §6–§7, docs/sdm/msrs.md §3.5, docs/prior-art.md §5–§6). Which
 // values come from a published CPUID dump and which are synthetic is said in
 // each profile's `description`.
 import { decodePtCaps, ZERO_REGS, type CpuidRegs, type PtCaps } from '../../driver/hw/cpuid.js';
@@ -17,9 +17,9 @@ export type ProfileName = (typeof PROFILE_NAMES)[number];
 export type Quirk =
   /** Broadwell: WRMSR IA32_RTIT_CTL with TraceEn=1 and BranchEn=0 raises #GP (Linux erratum BDM106; docs/sdm/msrs.md §3.5). */
   | 'BDM106'
-  /** KVM `ctl_bitmask` never unmasks CTL bits 31, 55, 56 (anchors.md §6; docs/sdm/msrs.md §4). */
+  /** KVM `ctl_bitmask` never unmasks CTL bits 31, 55, 56 (docs/prior-art.md §6; docs/sdm/msrs.md §4). */
   | 'KVM_CTL_BITMASK'
-  /** KVM `MSR_IA32_RTIT_STATUS_MASK`: STATUS bits 6 and 7 always raise #GP (anchors.md §6). */
+  /** KVM `MSR_IA32_RTIT_STATUS_MASK`: STATUS bits 6 and 7 always raise #GP (docs/prior-art.md §6). */
   | 'KVM_STATUS_MASK'
   /** KVM does not check CR3_MATCH bits 4:0 (docs/sdm/msrs.md §7). */
   | 'KVM_CR3_MATCH_LAX'
@@ -189,8 +189,8 @@ export const PROFILES: Readonly<Record<ProfileName, CpuProfile>> = {
     l14: { eax: 1, ebx: 0xf, ecx: 0x7, sub1: [0x0249_0002, 0x003f_1fff] },
     xsave1: { eax: 0xf, ecx: 0 }, perfmon: 2, maxPhysAddr: 46, maxLinearAddr: 48,
   }, {
-    description: 'A QEMU/KVM guest with -cpu host,+intel-pt: QEMU\'s fixed leaf 14H (anchors.md §5) and KVM\'s #GP ' +
-      'rules (anchors.md §6: no InjectPsbPmiOnEnable, STATUS bits 6/7 #GP, CR3_MATCH[4:0] unchecked, no CTL write ' +
+    description: 'A QEMU/KVM guest with -cpu host,+intel-pt: QEMU\'s fixed leaf 14H (docs/prior-art.md §5) and KVM\'s #GP ' +
+      'rules (docs/prior-art.md §6: no InjectPsbPmiOnEnable, STATUS bits 6/7 #GP, CR3_MATCH[4:0] unchecked, no CTL write ' +
       'in VMX operation); IA32_XSS[8] never supported. Family/model, MAXPHYADDR and PerfMon version 2 are host/KVM ' +
       `dependent: synthetic choices. ${ONLY_PT_BITS}`,
     synthetic: true, quirks: ['KVM_CTL_BITMASK', 'KVM_STATUS_MASK', 'KVM_CR3_MATCH_LAX', 'KVM_VMX_CTL'], ptInVmx: true,

@@ -1,4 +1,4 @@
-// SSH with ssh2 and a pinned host key (docs/design.md "ssh"; qemu-notes §3: ssh2 works against the
+// SSH with ssh2 and a pinned host key (docs/design.md "ssh"; docs/qemu.md §3: ssh2 works against the
 // guest's dropbear with ed25519 keys). The server's key must equal the pinned OpenSSH public
 // key exactly, else the connection is refused with SshError('host_key_mismatch') before any
 // authentication. Commands run with `exec` (stdout, stderr, exit code) or as a raw stream.

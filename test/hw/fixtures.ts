@@ -11,7 +11,7 @@ export type Dump = Record<string, Partial<CpuidRegs>>;
 
 /**
  * A reader over a dump that behaves like a real CPU for leaves above the maximum basic leaf:
- * it returns the highest basic leaf's data (qemu-notes §5).
+ * it returns the highest basic leaf's data (docs/qemu.md §5).
  */
 export function reader(dump: Dump): CpuidReader {
   const maxBasic = dump['0:0']?.eax ?? 0;
@@ -48,14 +48,14 @@ export const KABY_LAKE: Dump = {
 /** Kaby Lake-R i5-8350U (06_8E), with CPUID.(0DH,8) = 0x80/0/1. */
 export const KABY_LAKE_R: Dump = { ...KABY_LAKE, 'd:8': { eax: 0x80, ebx: 0, ecx: 0x1 } };
 
-/** QEMU `-cpu …,+intel-pt` fixed leaf 14H (anchors.md §5); other leaves from a Kaby Lake host. */
+/** QEMU `-cpu …,+intel-pt` fixed leaf 14H (docs/prior-art.md §5); other leaves from a Kaby Lake host. */
 export const QEMU_PT: Dump = {
   ...KABY_LAKE,
   '14:0': { eax: 1, ebx: 0xf, ecx: 0x7 },
   '14:1': { eax: 0x0249_0002, ebx: 0x003f_1fff },
 };
 
-/** QEMU TCG `-cpu max`: AMD vendor, max basic leaf 0xD, leaf 7 EBX = 0x01d843a9 (qemu-notes §5). */
+/** QEMU TCG `-cpu max`: AMD vendor, max basic leaf 0xD, leaf 7 EBX = 0x01d843a9 (docs/qemu.md §5). */
 export const QEMU_TCG_MAX: Dump = {
   '0:0': { eax: 0xd, ebx: 0x6874_7541, edx: 0x6974_6e65, ecx: 0x444d_4163 },
   '7:0': { ebx: 0x01d8_43a9 },

@@ -211,7 +211,7 @@ describe('BDM106 (Broadwell quirk): TraceEn=1 requires BranchEn=1', () => {
   });
 });
 
-describe('KVM quirk (anchors.md §6)', () => {
+describe('KVM quirk (docs/prior-art.md §6)', () => {
   const kvmFull = ctx('full', { quirks: QUIRKS.qemu });
   test.for([
     { field: 'EventEn (31)', value: 0x8000_0000n },

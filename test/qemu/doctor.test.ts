@@ -66,7 +66,7 @@ describe('doctor verdicts', () => {
   });
 });
 
-describe('QEMU leaf 0x14 requirements (shared/anchors.md §5)', () => {
+describe('QEMU leaf 0x14 requirements (docs/prior-art.md §5)', () => {
   test('QEMU own values meet its requirements', () => {
     expect(qemuLeaf14Shortfalls({ eax: 1, ebx: 0xf, ecx: 0x7, edx: 0 }, { eax: 0x0249_0002, ebx: 0x003f_1fff, ecx: 0, edx: 0 })).toEqual([]);
   });

@@ -21,7 +21,7 @@ export class FakeEndpoint implements AsyncDisposable {
       let buf = Buffer.alloc(0);
       s.on('data', (chunk: Buffer) => {
         buf = Buffer.concat([buf, chunk]);
-        // 0xFF resets the agent's parser (qemu-notes §3): drop what came before it.
+        // 0xFF resets the agent's parser (docs/qemu.md §3): drop what came before it.
         const ff = buf.lastIndexOf(0xff);
         if (ff >= 0) buf = buf.subarray(ff + 1);
         let nl: number;

@@ -5,7 +5,7 @@ import { judgePt, ptRefusal } from '../../harness/qemu/pt-probe.js';
 
 /** "GenuineIntel" as CPUID.0 returns it: EBX "Genu", EDX "ineI", ECX "ntel". */
 const INTEL = { ebx: 0x756e_6547, edx: 0x4965_6e69, ecx: 0x6c65_746e };
-/** "AuthenticAMD": EBX "Auth", EDX "enti", ECX "cAMD" (QEMU -cpu max under TCG: qemu-notes §5). */
+/** "AuthenticAMD": EBX "Auth", EDX "enti", ECX "cAMD" (QEMU -cpu max under TCG: docs/qemu.md §5). */
 const AMD = { ebx: 0x6874_7541, edx: 0x6974_6e65, ecx: 0x444d_4163 };
 
 describe('judgePt', () => {

@@ -54,7 +54,7 @@ describe.skipIf(env.skip)(`QemuTarget on a TCG guest${env.skip ? ` (skipped: ${e
     expect(t.moduleLoaded).toBe(true);
   });
 
-  test('CPUID leaf 0 of -cpu max under TCG names AuthenticAMD with max leaf 0xD (qemu-notes §5)', async () => {
+  test('CPUID leaf 0 of -cpu max under TCG names AuthenticAMD with max leaf 0xD (docs/qemu.md §5)', async () => {
     const r = await t.cpuid(0, 0);
     const vendor = Buffer.alloc(12);
     vendor.writeUInt32LE(r.ebx, 0); vendor.writeUInt32LE(r.edx, 4); vendor.writeUInt32LE(r.ecx, 8);

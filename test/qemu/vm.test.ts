@@ -1,4 +1,4 @@
-// One TCG guest for the whole file (qemu-notes: ~4 s boot): QMP, guest agent, guest RAM, cleanup.
+// One TCG guest for the whole file (docs/qemu.md §2: ~4 s boot): QMP, guest agent, guest RAM, cleanup.
 import { randomBytes } from 'node:crypto';
 import { access, mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { createConnection } from 'node:net';
@@ -118,7 +118,7 @@ describe.skipIf(env.skip)(`a TCG guest${env.skip ? ` (skipped: ${env.reason})` :
     await expect(helper.ping()).resolves.toBeUndefined();
   });
 
-  // qemu-notes §5: under TCG `-cpu max` reports an AMD vendor and maximum basic leaf 0xD.
+  // docs/qemu.md §5: under TCG `-cpu max` reports an AMD vendor and maximum basic leaf 0xD.
   test('CPUID leaf 0 through the helper gives the max model vendor and maximum leaf', async () => {
     const r = await helper.cpuid(0, 0, 0);
     const vendor = Buffer.alloc(12);
@@ -128,7 +128,7 @@ describe.skipIf(env.skip)(`a TCG guest${env.skip ? ` (skipped: ${env.reason})` :
     expect({ maxLeaf: r.eax, vendor: vendor.toString('latin1') }).toEqual({ maxLeaf: 0xd, vendor: 'AuthenticAMD' });
   });
 
-  // qemu-notes §5: the PT MSRs read 0 under TCG (no #GP).
+  // docs/qemu.md §5: the PT MSRs read 0 under TCG (no #GP).
   test('RDMSR of IA32_RTIT_CTL through the helper reads 0 under TCG', async () => {
     await expect(helper.rdmsr(0, 0x570)).resolves.toBe(0n);
   });

@@ -1,4 +1,4 @@
-// CPU profiles: raw CPUID values from docs/sdm/cpuid.md §6–§7 and anchors.md §5, written by hand.
+// CPU profiles: raw CPUID values from docs/sdm/cpuid.md §6–§7 and docs/prior-art.md §5, written by hand.
 import { describe, expect, test } from 'vitest';
 import { PtError } from '../../driver/errors.js';
 import { capsOf, cpuidOf, getProfile, PROFILE_NAMES, PROFILES, type ProfileName } from '../../harness/sim/profiles.js';

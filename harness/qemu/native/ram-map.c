@@ -1,6 +1,6 @@
 /*
  * ram-map: maps a window of the shared guest-RAM file (QEMU's memory-backend-file,
- * qemu-notes §4) into the controller, so collecting trace is one memcpy out of the
+ * docs/qemu.md §4) into the controller, so collecting trace is one memcpy out of the
  * page cache instead of a pread system call through the VFS.
  *
  * A Node-API addon with three functions:
