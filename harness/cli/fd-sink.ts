@@ -33,8 +33,13 @@ export class FdSink {
 
   /** Writes all of `s`; throws OutputClosedError once the reader is gone. */
   write(s: string): void {
+    this.writeBytes(Buffer.from(s, 'utf8'));
+  }
+
+  /** Writes all of `bytes`; throws OutputClosedError once the reader is gone. */
+  writeBytes(bytes: Uint8Array): void {
     if (this.#closed) throw new OutputClosedError(this.fd);
-    let buf = Buffer.from(s, 'utf8');
+    let buf = bytes;
     while (buf.length > 0) {
       let n: number;
       try {

@@ -7,6 +7,13 @@ export interface CliIo {
   err(s: string): void;
   /** On a terminal: replaces the live status line on stderr ('' clears it). Absent when stderr is not a TTY. */
   status?(s: string): void;
+  /** Raw bytes of whole lines for stdout (the fast path of dump and flow); absent: `out` gets them as text. */
+  outBytes?(b: Uint8Array): void;
+}
+
+/** Where a command sends whole output lines built as bytes: `outBytes`, or `out` as text. */
+export function byteOutput(io: CliIo): (b: Uint8Array) => void {
+  return io.outBytes ?? ((b) => io.out(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1')));
 }
 
 type Command = (argv: string[], io: CliIo) => Promise<number>;

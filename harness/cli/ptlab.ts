@@ -10,6 +10,7 @@ const stdout = new FdSink(1), stderr = new FdSink(2);
 const line = (s: string): string => (s.endsWith('\n') ? s : `${s}\n`);
 const io: CliIo = {
   out: (s) => { stdout.write(line(s)); },
+  outBytes: (b) => { stdout.writeBytes(b); },
   err: (s) => {
     try { stderr.write(line(s)); } catch (e) { if (!(e instanceof OutputClosedError)) throw e; }
   },

@@ -17,14 +17,14 @@ const root = await tmpRoot('ptlab-signals-');
 const longSweep = (out: string): ResultPromise<{ reject: false; timeout: number }> =>
   execa('node', [CLI, 'run', '--all', '--cpu', 'skylake', '--seeds', '1-500', '--keep', 'all', '--out', out], { reject: false, timeout: 120_000 });
 
-/** Resolves once stderr has shown `n` progress lines ("[ i/n] …"). */
-function afterRuns(child: ResultPromise, n: number): Promise<void> {
+/** Resolves once the child's stderr has said `what` (or the child ended). */
+function saidOnStderr(child: ResultPromise, what: RegExp): Promise<void> {
   return new Promise((resolve) => {
-    let seen = 0;
+    let text = '';
     void child.finally(() => resolve());
     child.stderr!.on('data', (d: Buffer) => {
-      seen += (d.toString().match(/^\[\s*\d+\/\d+\]/gm) ?? []).length;
-      if (seen >= n) resolve();
+      text += d.toString();
+      if (what.test(text)) resolve();
     });
   });
 }
@@ -44,10 +44,7 @@ describe.skipIf(!built)('ptlab run and signals (run `npm run build` first)', () 
     const out = join(root, sig);
     const child = longSweep(out);
     // Progress lines in a sweep are failures only; stop once the first seed's line is out.
-    await new Promise<void>((resolve) => {
-      void child.finally(() => resolve());
-      child.stderr!.on('data', (d: Buffer) => { if (/^seed 1: /m.test(d.toString())) resolve(); });
-    });
+    await saidOnStderr(child, /^seed 1: /m);
     child.kill(sig);
     const r = await child;
     const junit = await readFile(join(out, 'junit.xml'), 'utf8');
@@ -61,10 +58,10 @@ describe.skipIf(!built)('ptlab run and signals (run `npm run build` first)', () 
   test('a second signal stops at once: the first signal\'s status, junit.xml still written', async () => {
     const out = join(root, 'twice');
     const child = execa('node', [CLI, 'run', '--all', '--seeds', '1-500', '--out', out], { reject: false, timeout: 120_000 });
-    await afterRuns(child, 0);
-    await new Promise((r) => setTimeout(r, 1500));
+    // Once the suite runs (its first seed is done), SIGINT; once ptlab has said it stops after the run, SIGTERM.
+    await saidOnStderr(child, /^seed 1: /m);
     child.kill('SIGINT');
-    await new Promise((r) => setTimeout(r, 50));
+    await saidOnStderr(child, /SIGINT: stopping after the current run/);
     child.kill('SIGTERM');
     const r = await child;
     expect({ code: r.exitCode, again: r.stderr.includes('SIGTERM: stopping the target now'), junit: existsSync(join(out, 'junit.xml')), partials: await partials(out) })

@@ -9,19 +9,18 @@
 // --tolerate-errors), 2 for bad usage or an unreadable input.
 import { PacketBatch } from '../../../driver/decode/batch.js';
 import { PacketDecoder } from '../../../driver/decode/decoder.js';
-import { packetJsonLine } from '../../../driver/decode/json.js';
+import { AsciiOut } from '../../../driver/decode/ascii-out.js';
+import { writePacketJson } from '../../../driver/decode/json-out.js';
 import { ERROR_NAMES, PacketKind, packetName, type PacketRecord } from '../../../driver/decode/record.js';
 import { TextFormatter } from '../../../driver/decode/text.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
 import { OutputClosedError } from '../fd-sink.js';
 import { LineBatch } from '../line-batch.js';
+import { byteOutput, type CliIo } from '../main.js';
 import { inputName, readChunks } from '../read-stream.js';
 
 /** Where the command writes. */
-export interface DumpIo {
-  out: (s: string) => void;
-  err: (s: string) => void;
-}
+export type DumpIo = CliIo;
 
 export const DUMP_USAGE = 'usage: ptlab dump FILE.pt|- [--json|--stats] [--tolerate-errors]\n' +
   '  FILE.pt may be a FIFO or /dev/stdin; - reads standard input.\n' +
@@ -86,7 +85,7 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
   const { file, mode, tolerate } = args;
   const lines = new LineBatch((s) => io.out(s));
   const emit = (line: string): void => lines.push(line);
-  const flush = (): void => lines.flush();
+  const flush = (): void => { jsonOut?.flush(); lines.flush(); };
 
   const counts = new Array<number>(64).fill(0);
   const errors = new Map<string, number>();
@@ -113,7 +112,9 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
       }
     }
   };
-  const drain = mode === 'json' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r); emit(packetJsonLine(r)); })
+  // JSON lines are built as bytes (json-out.ts: the same lines as packetJsonLine).
+  const jsonOut = mode === 'json' ? new AsciiOut(byteOutput(io)) : undefined;
+  const drain = mode === 'json' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r); writePacketJson(jsonOut!, r); })
     : mode === 'text' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r); emit(text.line(r)); })
     : countBatch;
 

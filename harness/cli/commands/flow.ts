@@ -6,16 +6,16 @@
 // unreadable files.
 import { FlowDecoder, type FlowLoss, type FlowStats } from '../../../driver/decode/flow/flow-decoder.js';
 import { ImageSet, parseImageArg, type ImageSpec } from '../../../driver/decode/flow/image.js';
-import { flowJsonLine, flowTextLine, type GapReason } from '../../../driver/decode/flow/record.js';
+import { flowTextLine, type GapReason } from '../../../driver/decode/flow/record.js';
+import { writeFlowJson } from '../../../driver/decode/flow/record-out.js';
+import { AsciiOut } from '../../../driver/decode/ascii-out.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
 import { LineBatch } from '../line-batch.js';
+import { byteOutput, type CliIo } from '../main.js';
 import { inputName, readChunks } from '../read-stream.js';
 
 /** Where the command writes. */
-export interface FlowIo {
-  out: (s: string) => void;
-  err: (s: string) => void;
-}
+export type FlowIo = CliIo;
 
 export const FLOW_USAGE = 'usage: ptlab flow TRACE.pt|- --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]\n' +
   '         [--max-insns N] [--tolerate-errors]\n' +
@@ -117,18 +117,20 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
     ledger = parsed;
   }
   const images = new ImageSet(specs);
-  const format = args.json ? flowJsonLine : flowTextLine;
+  // JSON lines are built as bytes (record-out.ts: the same lines as flowJsonLine); the listing as text.
+  const json = args.json ? new AsciiOut(byteOutput(io)) : undefined;
   const batch = new LineBatch((s) => io.out(s));
   const errors = new Map<string, number>();
   let stats: FlowStats;
   try {
     stats = new FlowDecoder(images, { ledger, maxSteps: args.maxInsns }).decode(trace, (r) => {
       if (r.kind === 'error') errors.set(r.error, (errors.get(r.error) ?? 0) + 1);
-      batch.push(format(r));
+      if (json) writeFlowJson(json, r); else batch.push(flowTextLine(r));
     });
   } finally {
     images.dispose();
   }
+  json?.flush();
   batch.flush();
   if (stats.instructions === 0 && (errors.get('nomap') ?? 0) > 0) {
     const bases = args.images.map((im) => `${im.path}@0x${im.base.toString(16)}`).join(', ');

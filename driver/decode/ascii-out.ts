@@ -1,0 +1,115 @@
+// Output built as bytes, not strings: dump and flow print millions of short ASCII lines, and
+// making a string per line (then joining and encoding them) costs more than decoding the trace.
+// An AsciiOut fills one buffer with the bytes of whole lines and hands it over once it is full,
+// so a line never straddles two hand-overs.
+
+const HEX = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+
+/** The bytes of an ASCII string (for the constant pieces of a line). */
+export function ascii(s: string): Uint8Array {
+  return Uint8Array.from(s, (c) => c.charCodeAt(0) & 0x7f);
+}
+
+/** A buffer of output lines; `emit` gets each full buffer (valid only during the call). */
+export class AsciiOut {
+  private readonly buf: Uint8Array;
+  private pos = 0;
+  /** Where the line being written started (a hand-over never splits it). */
+  private lineStart = 0;
+
+  constructor(private readonly emit: (bytes: Uint8Array) => void, capacity = 1 << 20) {
+    this.buf = new Uint8Array(capacity);
+  }
+
+  /** Room for `n` more bytes of the current line (hands over the finished lines when needed). */
+  private room(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const line = this.buf.subarray(this.lineStart, this.pos);
+    if (this.lineStart > 0) this.emit(this.buf.subarray(0, this.lineStart));
+    if (line.length + n > this.buf.length) throw new RangeError(`AsciiOut: a line longer than ${this.buf.length} bytes`);
+    this.buf.copyWithin(0, this.lineStart, this.pos);
+    this.pos = line.length;
+    this.lineStart = 0;
+  }
+
+  /** Constant bytes (short: a loop beats TypedArray.set at this size). */
+  bytes(b: Uint8Array): void {
+    const n = b.length;
+    this.room(n);
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < n; i++) buf[p++] = b[i]!;
+    this.pos = p;
+  }
+
+  /** An ASCII string (non-ASCII code units are not expected: JSON and hex only). */
+  str(s: string): void {
+    this.room(s.length);
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < s.length; i++) buf[p++] = s.charCodeAt(i);
+    this.pos = p;
+  }
+
+  /** One byte. */
+  byte(c: number): void {
+    this.room(1);
+    this.buf[this.pos++] = c;
+  }
+
+  /** A non-negative integer (< 2^53) in decimal. */
+  dec(n: number): void {
+    this.room(16);
+    const buf = this.buf;
+    if (n < 10) { buf[this.pos++] = 48 + n; return; }
+    if (n > 0x7fff_ffff) {
+      let digits = 0;
+      for (let x = n; x >= 1; x = Math.floor(x / 10)) digits++;
+      let p = this.pos + digits;
+      this.pos = p;
+      for (let x = n; x >= 1; x = Math.floor(x / 10)) buf[--p] = 48 + (x % 10);
+      return;
+    }
+    // Below 2^31: int32 arithmetic.
+    let digits = 1;
+    for (let x = n; x >= 10; x = (x / 10) | 0) digits++;
+    let p = this.pos + digits;
+    this.pos = p;
+    for (let x = n; p > this.pos - digits; x = (x / 10) | 0) buf[--p] = 48 + (x % 10);
+  }
+
+  /** `0x…` lowercase hex of the 64-bit value hi:lo (uint32 halves), no leading zeros. */
+  hex64(lo: number, hi: number): void {
+    this.room(18);
+    const buf = this.buf;
+    let p = this.pos;
+    buf[p++] = 48; buf[p++] = 120; // 0x
+    lo >>>= 0; hi >>>= 0;
+    if (hi !== 0) {
+      let shift = 28;
+      while ((hi >>> shift) === 0) shift -= 4;
+      for (; shift >= 0; shift -= 4) buf[p++] = HEX[(hi >>> shift) & 0xf]!;
+      for (let s = 28; s >= 0; s -= 4) buf[p++] = HEX[(lo >>> s) & 0xf]!;
+    } else {
+      let shift = 28;
+      while (shift > 0 && (lo >>> shift) === 0) shift -= 4;
+      for (; shift >= 0; shift -= 4) buf[p++] = HEX[(lo >>> shift) & 0xf]!;
+    }
+    this.pos = p;
+  }
+
+  /** Ends the current line. */
+  newline(): void {
+    this.room(1);
+    this.buf[this.pos++] = 10;
+    this.lineStart = this.pos;
+  }
+
+  /** Hands over every finished line. */
+  flush(): void {
+    if (this.lineStart > 0) this.emit(this.buf.subarray(0, this.lineStart));
+    this.buf.copyWithin(0, this.lineStart, this.pos);
+    this.pos -= this.lineStart;
+    this.lineStart = 0;
+  }
+}

@@ -1,0 +1,53 @@
+// The byte writers of dump and flow output (driver/decode/ascii-out.ts, json-out.ts) write the
+// same lines as the string formatters, byte for byte: on arbitrary packets, arbitrary bytes
+// (decode errors and resynchronisation), line-buffer hand-overs mid-stream, and the edges of
+// the number and hex writers.
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { AsciiOut } from '../../driver/decode/ascii-out.js';
+import { PacketDecoder } from '../../driver/decode/decoder.js';
+import { encodePackets } from '../../driver/decode/encode.js';
+import { hex64, packetJsonLine } from '../../driver/decode/json.js';
+import { writePacketJson } from '../../driver/decode/json-out.js';
+import { anyPacket } from './arbitrary.js';
+
+/** Everything `fill` writes through an AsciiOut of `capacity` bytes, as one string. */
+function written(capacity: number, fill: (o: AsciiOut) => void): string {
+  let s = '';
+  const o = new AsciiOut((b) => { s += Buffer.from(b).toString('latin1'); }, capacity);
+  fill(o);
+  o.flush();
+  return s;
+}
+
+describe('AsciiOut', () => {
+  test.for([0, 9, 10, 99, 12345, 2 ** 32, 2 ** 53 - 1])('dec(%d) is the decimal string', (n) => {
+    expect(written(64, (o) => { o.dec(n); o.newline(); })).toBe(`${n}\n`);
+  });
+
+  test('hex64 is json.ts hex64 for arbitrary halves', () => {
+    fc.assert(fc.property(fc.integer(), fc.integer(), (lo, hi) => written(64, (o) => { o.hex64(lo, hi); o.newline(); }) === `${hex64(lo, hi)}\n`));
+  });
+
+  test('a line is never split across hand-overs, and a line longer than the buffer is an error', () => {
+    const parts: string[] = [];
+    const o = new AsciiOut((b) => parts.push(Buffer.from(b).toString('latin1')), 16);
+    for (let i = 0; i < 5; i++) { o.str(`line-${i}-xx`); o.newline(); }
+    o.flush();
+    expect([parts.every((p) => p.endsWith('\n')), parts.join('')]).toEqual([true, 'line-0-xx\nline-1-xx\nline-2-xx\nline-3-xx\nline-4-xx\n']);
+    expect(() => { const x = new AsciiOut(() => undefined, 8); x.str('0123456789'); }).toThrow(RangeError);
+  });
+});
+
+describe('writePacketJson', () => {
+  test('writes packetJsonLine for arbitrary packets and arbitrary bytes, through small buffers too', () => {
+    fc.assert(fc.property(fc.array(anyPacket, { maxLength: 60 }), fc.uint8Array({ maxLength: 48 }), fc.constantFrom(256, 4096), (packets, junk, capacity) => {
+      const bytes = new Uint8Array([...encodePackets(packets), ...junk]);
+      const want: string[] = [];
+      const dec = new PacketDecoder(bytes);
+      while (dec.next()) want.push(`${packetJsonLine(dec.record)}\n`);
+      const got = written(capacity, (o) => { const d = new PacketDecoder(bytes); while (d.next()) writePacketJson(o, d.record); });
+      return got === want.join('');
+    }), { numRuns: 500 });
+  });
+});
