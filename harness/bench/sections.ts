@@ -8,6 +8,8 @@ export interface BenchContext {
   /** --quick: small inputs, for smoke tests. */
   readonly quick: boolean;
   readonly tools: LibiptTools;
+  /** --check: a missed speed target fails its section (npm run bench exits non-zero). */
+  readonly check: boolean;
 }
 
 /** A section's printable report; ok = false makes `npm run bench` exit non-zero. */
@@ -70,6 +72,7 @@ export const SECTIONS: readonly BenchSection[] = [
   lazySection('flow', async () => (await import('./model-sections.js')).flowSection),
   lazySection('qemu', async () => (await import('../qemu/bench.js')).qemuSection),
   lazySection('driver', async () => (await import('./driver-section.js')).driverSection),
+  lazySection('cli', async () => (await import('./cli-section.js')).cliSection),
 ];
 
 function lazySection(name: string, load: () => Promise<BenchSection>): BenchSection {

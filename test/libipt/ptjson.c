@@ -4,6 +4,11 @@
  * decoder, driver/decode/).
  *
  * Usage: ptjson [--unknown] FILE...
+ *        ptjson --stats FILE
+ *
+ * --stats prints the packet counts per type as `ptlab dump --stats` does
+ * (same names, order and columns; without ptlab's timing lines): the
+ * baseline of the whole-process benchmark (harness/bench/cli-section.ts).
  *
  * With more than one FILE, each file's lines are preceded by "#file FILE".
  * --unknown installs libipt's unknown-packet callback for the packets newer
@@ -22,6 +27,77 @@
 #include <inttypes.h>
 
 static int opt_unknown;
+static int opt_stats;
+
+/* --stats: ptlab's kind codes (driver/decode/record.ts PacketKind) and names, in that order. */
+static const char *const kind_names[] = {
+	"error", "pad", "psb", "psbend", "ovf", "stop", "tip", "tip.pge", "tip.pgd", "fup",
+	"tnt.8", "tnt.64", "mode.exec", "mode.tsx", "pip", "vmcs", "cbr", "tsc", "tma", "mtc",
+	"cyc", "mnt", "exstop", "mwait", "pwre", "pwrx", "ptw"
+};
+#define KINDS (sizeof(kind_names) / sizeof(kind_names[0]))
+static uint64_t kind_counts[KINDS];
+static uint64_t error_counts[3]; /* bad_opc, bad_packet, eos */
+
+static unsigned kind_of(const struct pt_packet *pkt)
+{
+	switch (pkt->type) {
+	case ppt_pad: return 1;
+	case ppt_psb: return 2;
+	case ppt_psbend: return 3;
+	case ppt_ovf: return 4;
+	case ppt_stop: return 5;
+	case ppt_tip: return 6;
+	case ppt_tip_pge: return 7;
+	case ppt_tip_pgd: return 8;
+	case ppt_fup: return 9;
+	case ppt_tnt_8: return 10;
+	case ppt_tnt_64: return 11;
+	case ppt_mode: return pkt->payload.mode.leaf == pt_mol_exec ? 12 : 13;
+	case ppt_pip: return 14;
+	case ppt_vmcs: return 15;
+	case ppt_cbr: return 16;
+	case ppt_tsc: return 17;
+	case ppt_tma: return 18;
+	case ppt_mtc: return 19;
+	case ppt_cyc: return 20;
+	case ppt_mnt: return 21;
+	case ppt_exstop: return 22;
+	case ppt_mwait: return 23;
+	case ppt_pwre: return 24;
+	case ppt_pwrx: return 25;
+	case ppt_ptw: return 26;
+	default: return 0;
+	}
+}
+
+static void count_error(int status)
+{
+	error_counts[status == -pte_eos ? 2 : status == -pte_bad_opc ? 0 : 1]++;
+}
+
+static void print_stats(uint64_t bytes)
+{
+	static const char *const error_names[] = { "bad_opc", "bad_packet", "eos" };
+	uint64_t packets = 0, errors = 0;
+	unsigned k;
+
+	for (k = 1; k < KINDS; k++) {
+		if (kind_counts[k])
+			printf("%-10s %" PRIu64 "\n", kind_names[k], kind_counts[k]);
+		packets += kind_counts[k];
+	}
+	for (k = 0; k < 3; k++) {
+		char name[32];
+
+		if (!error_counts[k])
+			continue;
+		snprintf(name, sizeof(name), "error %s", error_names[k]);
+		printf("%-10s %" PRIu64 "\n", name, error_counts[k]);
+		errors += error_counts[k];
+	}
+	printf("packets    %" PRIu64 "\nerrors     %" PRIu64 "\nbytes      %" PRIu64 "\n", packets, errors, bytes);
+}
 
 /* Exactly the hex form of docs/formats/packet-json.md: 0x, lowercase, no leading 0s. */
 static void put_hex(const char *key, uint64_t value)
@@ -295,8 +371,12 @@ static int dump_file(const char *path)
 	}
 
 	status = pt_pkt_sync_forward(decoder);
-	if (status < 0)
-		put_error(0, status); /* no PSB at all: {"off":0,"error":"eos"} */
+	if (status < 0) {
+		if (opt_stats)
+			count_error(status);
+		else
+			put_error(0, status); /* no PSB at all: {"off":0,"error":"eos"} */
+	}
 
 	while (status >= 0) {
 		struct pt_packet pkt;
@@ -307,17 +387,25 @@ static int dump_file(const char *path)
 			break;
 		status = pt_pkt_next(decoder, &pkt, sizeof(pkt));
 		if (status >= 0) {
-			put_packet(off, &pkt);
+			if (opt_stats)
+				kind_counts[kind_of(&pkt)]++;
+			else
+				put_packet(off, &pkt);
 			continue;
 		}
 		if (status == -pte_eos && off == size)
 			break; /* ended exactly on a packet boundary */
-		put_error(off, status);
+		if (opt_stats)
+			count_error(status);
+		else
+			put_error(off, status);
 		status = pt_pkt_sync_forward(decoder);
 	}
 
 	pt_pkt_free_decoder(decoder);
 	free(buf);
+	if (opt_stats)
+		print_stats(size);
 	return 0;
 }
 
@@ -330,10 +418,13 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "--unknown") == 0) {
 		opt_unknown = 1;
 		first = 2;
+	} else if (argc == 3 && strcmp(argv[1], "--stats") == 0) {
+		opt_stats = 1;
+		first = 2;
 	}
 	files = argc - first;
 	if (files < 1) {
-		fprintf(stderr, "usage: ptjson [--unknown] FILE...\n");
+		fprintf(stderr, "usage: ptjson [--unknown] FILE... | ptjson --stats FILE\n");
 		return 2;
 	}
 	for (i = first; i < argc; i++) {
