@@ -17,7 +17,10 @@
 //   needless  a handler writes no IA32_RTIT_* MSR with the value it already
 //             holds (the CTL the PMI found, or what the handler last read or
 //             wrote there): in a guest every WRMSR is a VM exit, and the
-//             trace-off window is what such a write costs.
+//             trace-off window is what such a write costs. Nor does a context
+//             restore write an MSR of XSAVE state component 8 just before the
+//             XRSTORS that loads it (docs/sdm/xsave.md §1.1: only ADDR2/ADDR3
+//             are switched by hand).
 import { IA32_PERF_GLOBAL_STATUS_RESET, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS, TRACE_TOPA_PMI } from '../../driver/hw/msrs.js';
 import { hex, type TranscriptLine } from '../../driver/target.js';
 
@@ -40,6 +43,7 @@ export function handlerOrderProblems(lines: readonly TranscriptLine[]): OrderPro
     const l = lines[i]!;
     if (l.op === 'wrmsr' && l.msr === RESET && l.fault === undefined && (BigInt(l.value!) & TRACE_TOPA_PMI) !== 0n) owed.shift();
     if (l.op === 'exit') out.push(...statusProblems(lines.slice(i + 1)));
+    if (l.op === 'xrstors') out.push(...overwrittenByXrstors(lines, i));
     if (l.op !== 'pmi' || l.value === undefined || (BigInt(l.value) & TRACE_TOPA_PMI) === 0n) continue;
     if (!/acked=true/.test(l.result ?? '')) owed.push(l);
     let end = i + 1;
@@ -107,6 +111,21 @@ function needlessWrites(pmi: TranscriptLine, seg: readonly TranscriptLine[]): Or
       out.push({ rule: 'needless', seq: l.seq, detail: `WRMSR ${l.msr} ${l.value} writes the value the MSR already holds` });
     }
     known.set(l.msr!, v);
+  }
+  return out;
+}
+
+/** The MSRs of XSAVE state component 8 (docs/sdm/xsave.md §1.1): CTL, STATUS, OUTPUT_BASE, OUTPUT_MASK_PTRS, CR3_MATCH, ADDR0/1 A/B. */
+const COMPONENT_8 = new Set([0x570, 0x571, 0x560, 0x561, 0x572, 0x580, 0x581, 0x582, 0x583].map((m) => hex(m)));
+
+/** The WRMSRs right before the XRSTORS at `at` (no other line between) of MSRs it loads anyway. */
+function overwrittenByXrstors(lines: readonly TranscriptLine[], at: number): OrderProblem[] {
+  const out: OrderProblem[] = [];
+  for (let i = at - 1; i >= 0 && lines[i]!.op === 'wrmsr'; i--) {
+    const l = lines[i]!;
+    if (l.fault === undefined && COMPONENT_8.has(l.msr!)) {
+      out.push({ rule: 'needless', seq: l.seq, detail: `WRMSR ${l.msr} just before the XRSTORS at seq ${lines[at]!.seq}, which loads it` });
+    }
   }
   return out;
 }

@@ -86,6 +86,8 @@ export class OtherContext {
     const res = await t.msrBatch(0, ops);
     const bad = res.find((r) => !r.ok);
     if (bad && !bad.ok) throw new Error(`loading the other context: ${bad.fault.reason}`);
+    // Its writes are the other context's, not the driver's restore (order-rules.ts reads the lines before an XRSTORS).
+    t.note?.(0, 'other context loaded');
   }
 
   /** Every compared MSR reads back as the last XRSTORS area holds it. */

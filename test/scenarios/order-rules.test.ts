@@ -51,8 +51,14 @@ describe('handler order rules', () => {
   test('writes that change the MSR, a write after an XRSTORS loaded it, and the restore after a top half cleared TraceEn are not needless', () => {
     const read: L = { op: 'rdmsr', msr: '0x571', result: '0x80' }, cleared: L = { op: 'wrmsr', msr: '0x571', value: '0x0' };
     const topHalf: L = { ...pmi, result: 'ctl=0x2101 status=0x0 acked=false traceEnCleared=true' };
-    expect([rules(pmi, stop, read, cleared, ack, unmask, restore, exit), rules(pmi, stop, { op: 'xrstors' }, { ...stop }, ack, unmask, restore, exit),
+    expect([rules(pmi, stop, read, cleared, ack, unmask, restore, exit), rules(pmi, stop, { op: 'rdmsr', msr: '0x571', result: '0x0' }, { op: 'xrstors' }, { ...stop }, ack, unmask, restore, exit),
       rules(topHalf, topa, ack, unmask, restore, exit)]).toEqual([[], [], []]);
+  });
+  test('a component-8 MSR written just before the XRSTORS that loads it breaks "needless"; ADDR2 does not', () => {
+    const xrstors: L = { op: 'xrstors' };
+    const addr0: L = { op: 'wrmsr', msr: '0x580', value: '0x1000' }, addr2: L = { op: 'wrmsr', msr: '0x584', value: '0x1000' };
+    expect([rules(addr2, addr0, xrstors), rules(addr2, xrstors), rules(addr0, { op: 'note', value: 'other context loaded' }, xrstors)])
+      .toEqual([['needless'], [], []]);
   });
   test('a PMI without GLOBAL_STATUS[55] is not a ToPA PMI and is not checked', () => {
     expect(rules({ ...pmi, value: '0x1' }, exit)).toEqual([]);
