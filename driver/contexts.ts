@@ -33,8 +33,6 @@ export interface ContextRunOptions extends SessionOptions {
    * context's `written` is what the CPU wrote while that context's state was loaded.
    */
   readonly writtenNow?: () => number;
-  /** Sees every event and the index of the context whose state is loaded, before the driver acts. */
-  readonly onEvent?: (ev: TargetEvent, loaded: number) => void;
 }
 
 /** What one context produced. */
@@ -107,7 +105,6 @@ class Scheduler {
       // Stryker disable next-line all: a target whose events end without an exit breaks the Target contract; unreachable on a conforming target
       if (next.done) throw new PtError('bad_state', `context ${this.specs[cur]!.name}: its events ended without an exit`);
       const ev = next.value;
-      this.o.onEvent?.(ev, cur);
       switch (ev.kind) {
         case 'pmi': await this.pmi(ev); break;
         case 'slice': await this.rotate(); break;
