@@ -98,6 +98,23 @@ export class AsciiOut {
     this.pos = p;
   }
 
+  /** The buffer a fast writer fills between `begin` and `end` (with the put* helpers below). */
+  get buffer(): Uint8Array {
+    return this.buf;
+  }
+
+  /** Room for a whole line of at most `max` bytes; returns where it starts in `buffer`. */
+  begin(max: number): number {
+    this.room(max);
+    return this.pos;
+  }
+
+  /** Ends the line written from `begin`'s position to `p` (its newline included). */
+  end(p: number): void {
+    this.pos = p;
+    this.lineStart = p;
+  }
+
   /** Ends the current line. */
   newline(): void {
     this.room(1);
@@ -112,4 +129,51 @@ export class AsciiOut {
     this.pos -= this.lineStart;
     this.lineStart = 0;
   }
+}
+
+// Unchecked writers for a line made room for with AsciiOut.begin: each writes at `p` and returns
+// the position after what it wrote.
+
+/** Constant bytes. */
+export function putBytes(buf: Uint8Array, p: number, b: Uint8Array): number {
+  for (let i = 0; i < b.length; i++) buf[p++] = b[i]!;
+  return p;
+}
+
+/** Two decimal digits of 0..99, by value. */
+const PAIRS = new Uint8Array(200);
+for (let i = 0; i < 100; i++) { PAIRS[2 * i] = 48 + Math.floor(i / 10); PAIRS[2 * i + 1] = 48 + (i % 10); }
+
+/** A non-negative integer (< 2^53) in decimal. */
+export function putDec(buf: Uint8Array, p: number, n: number): number {
+  if (n < 10) { buf[p] = 48 + n; return p + 1; }
+  let digits = 0;
+  for (let x = n; x >= 1; x = Math.floor(x / 10)) digits++;
+  let q = p + digits;
+  let x = n;
+  while (x >= 100) {
+    const r = x % 100;
+    x = Math.floor(x / 100);
+    buf[--q] = PAIRS[2 * r + 1]!;
+    buf[--q] = PAIRS[2 * r]!;
+  }
+  if (x >= 10) { buf[--q] = PAIRS[2 * x + 1]!; buf[--q] = PAIRS[2 * x]!; } else buf[--q] = 48 + x;
+  return p + digits;
+}
+
+/** `0x…` lowercase hex of hi:lo (uint32 halves), no leading zeros. */
+export function putHex64(buf: Uint8Array, p: number, lo: number, hi: number): number {
+  buf[p++] = 48; buf[p++] = 120;
+  lo >>>= 0; hi >>>= 0;
+  if (hi !== 0) {
+    let shift = 28;
+    while ((hi >>> shift) === 0) shift -= 4;
+    for (; shift >= 0; shift -= 4) buf[p++] = HEX[(hi >>> shift) & 0xf]!;
+    for (let s = 28; s >= 0; s -= 4) buf[p++] = HEX[(lo >>> s) & 0xf]!;
+    return p;
+  }
+  let shift = 28;
+  while (shift > 0 && (lo >>> shift) === 0) shift -= 4;
+  for (; shift >= 0; shift -= 4) buf[p++] = HEX[(lo >>> shift) & 0xf]!;
+  return p;
 }

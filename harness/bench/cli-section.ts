@@ -4,7 +4,8 @@
 // outputs are compared byte for byte (--stats: without ptlab's timing lines) before any time
 // counts. The ratio is the C tool's time over ptlab's: above 1, ptlab is faster.
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchContext, BenchSection } from './sections.js';
@@ -20,9 +21,24 @@ interface Case {
   /** ptlab's arguments, and the baseline's command line. */
   readonly ptlab: readonly string[];
   readonly baseline: readonly string[];
-  /** Whether ptlab's output says what the baseline's says (--stats: without ptlab's timing lines). */
+  /** Whether ptlab's output file says what the baseline's says (--stats: without ptlab's timing lines). */
   readonly same: (ours: string, theirs: string) => boolean;
 }
+
+/** SHA-256 of a file, read in pieces (packet JSON of a big stream is gigabytes). */
+function sha256(path: string): string {
+  const h = createHash('sha256'), buf = Buffer.alloc(1 << 20), fd = openSync(path, 'r');
+  try {
+    for (let n = readSync(fd, buf); n > 0; n = readSync(fd, buf)) h.update(buf.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
+  return h.digest('hex');
+}
+
+/** Small text outputs, compared by `cmp` on their text. */
+const textOf = (cmp: (ours: string, theirs: string) => boolean) => (ours: string, theirs: string): boolean =>
+  cmp(readFileSync(ours, 'latin1'), readFileSync(theirs, 'latin1'));
 
 /**
  * Flow lines agree when equal, or when they differ only in a jcc's `taken` where the baseline says
@@ -37,8 +53,9 @@ function sameFlow(ours: string, theirs: string): boolean {
 
 const CLI = join(process.cwd(), 'dist', 'harness', 'cli', 'ptlab.js');
 const RUNS = 3;
-/** The dump input: 128 MiB as the issue measured it (4 with --quick, where start-up dominates). */
-const STREAM_MIB = (quick: boolean): number => (quick ? 4 : 128);
+/** The dump inputs: 128 MiB for --stats as the issue measured it, 32 MiB for --json (a 2 GB output); 4 with --quick, where start-up dominates. */
+const STATS_MIB = (quick: boolean): number => (quick ? 4 : 128);
+const JSON_MIB = (quick: boolean): number => (quick ? 4 : 32);
 
 /** Seconds of the best of RUNS runs of `argv` with stdout to `file`, or through a pipe into `cat > /dev/null`. */
 function timed(argv: readonly string[], sink: 'file' | 'pipe', file: string): number {
@@ -68,8 +85,9 @@ export const cliSection: BenchSection = {
   async run({ quick, tools, check }: BenchContext) {
     const dir = mkdtempSync(join(tmpdir(), 'ptlab-bench-cli-'));
     try {
-      const stream = join(dir, 'stream.pt');
-      writeFileSync(stream, benchStream(STREAM_MIB(quick) << 20));
+      const stream = join(dir, 'stream.pt'), big = join(dir, 'big.pt');
+      writeFileSync(stream, benchStream(JSON_MIB(quick) << 20));
+      writeFileSync(big, benchStream(STATS_MIB(quick) << 20));
       const { trace, w } = await simTrace(quick ? 100_000 : 1_000_000);
       const tracePath = join(dir, 'trace.pt'), imagePath = join(dir, 'image.bin');
       writeFileSync(tracePath, trace);
@@ -77,12 +95,12 @@ export const cliSection: BenchSection = {
       const base = `0x${w.base.toString(16)}`;
       const node = process.execPath;
       const cases: Case[] = [
-        { name: 'dump --stats', ptlab: ['dump', stream, '--stats'], baseline: [tools.ptjson, '--stats', stream], same: (o, t) => o.split('\n').filter((l) => !/^(seconds|MB\/s|Mpackets\/s) /.test(l)).join('\n') === t },
-        { name: 'dump --json', ptlab: ['dump', stream, '--json'], baseline: [tools.ptjson, stream], same: (o, t) => o === t },
-        { name: 'flow --json', ptlab: ['flow', tracePath, '--image', `${imagePath}@${base}`, '--json'], baseline: [tools.ptflow, tracePath, imagePath, base], same: sameFlow },
+        { name: 'dump --stats', ptlab: ['dump', big, '--stats'], baseline: [tools.ptjson, '--stats', big], same: textOf((o, t) => o.split('\n').filter((l) => !/^(seconds|MB\/s|Mpackets\/s) /.test(l)).join('\n') === t) },
+        { name: 'dump --json', ptlab: ['dump', stream, '--json'], baseline: [tools.ptjson, stream], same: (o, t) => sha256(o) === sha256(t) },
+        { name: 'flow --json', ptlab: ['flow', tracePath, '--image', `${imagePath}@${base}`, '--json'], baseline: [tools.ptflow, tracePath, imagePath, base], same: textOf(sameFlow) },
       ];
       const lines = [
-        `whole processes, best of ${RUNS}: dump over a ${STREAM_MIB(quick)} MiB stream (stream.ts), flow over a sim trace of ${trace.length} bytes; ratio = baseline time / ptlab time`,
+        `whole processes, best of ${RUNS}: dump --stats over ${STATS_MIB(quick)} MiB and dump --json over ${JSON_MIB(quick)} MiB of stream.ts's stream, flow over a sim trace of ${trace.length} bytes; ratio = baseline time / ptlab time`,
         `${'command'.padEnd(14)}${'sink'.padEnd(6)}${'ptlab s'.padStart(9)}${'libipt s'.padStart(10)}${'ratio'.padStart(8)}  target`,
       ];
       let ok = true;
@@ -91,7 +109,7 @@ export const cliSection: BenchSection = {
         const pt = [node, CLI, ...c.ptlab];
         const tPtlab = { file: timed(pt, 'file', ours), pipe: timed(pt, 'pipe', ours) };
         const tBase = { file: timed(c.baseline, 'file', theirs), pipe: timed(c.baseline, 'pipe', theirs) };
-        const same = c.same(readFileSync(ours, 'latin1'), readFileSync(theirs, 'latin1'));
+        const same = c.same(ours, theirs);
         if (!same) { ok = false; lines.push(`MISMATCH ${c.name}: ptlab's output differs from the baseline's`); }
         for (const sink of ['file', 'pipe'] as const) {
           const ratio = tBase[sink] / tPtlab[sink], target = CLI_TARGETS[c.name];

@@ -3,7 +3,6 @@
 // section finds a correctness problem (e.g. the decoders disagree) or, with
 // --check, when a whole-process speed target (cli section) is missed; 2 on
 // bad usage or when libipt/gcc is missing.
-import process from 'node:process';
 import { buildLibiptTools, LibiptToolsError } from './libipt-tools.js';
 import { SECTIONS } from './sections.js';
 

@@ -17,8 +17,12 @@ export class OutputClosedError extends Error {
   }
 }
 
-/** How long to wait before retrying a write that would have blocked on a non-blocking descriptor. */
-const EAGAIN_WAIT_MS = 1;
+/**
+ * How long to wait before retrying a write that would have blocked on a non-blocking descriptor: a
+ * pipe's reader frees its 64 KiB in microseconds, so the wait starts at 20 µs and doubles up to 1 ms
+ * while the reader stays behind (a 1 ms wait every time made `dump --json | cat` twice as slow).
+ */
+const EAGAIN_WAIT_MIN_MS = 0.02, EAGAIN_WAIT_MAX_MS = 1;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 export class FdSink {
@@ -40,13 +44,15 @@ export class FdSink {
   writeBytes(bytes: Uint8Array): void {
     if (this.#closed) throw new OutputClosedError(this.fd);
     let buf = bytes;
+    let wait = EAGAIN_WAIT_MIN_MS;
     while (buf.length > 0) {
       let n: number;
       try {
         n = writeSync(this.fd, buf);
+        wait = EAGAIN_WAIT_MIN_MS;
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
-        if (code === 'EAGAIN') { Atomics.wait(sleeper, 0, 0, EAGAIN_WAIT_MS); continue; }
+        if (code === 'EAGAIN') { Atomics.wait(sleeper, 0, 0, wait); wait = Math.min(EAGAIN_WAIT_MAX_MS, wait * 2); continue; }
         if (code === 'EPIPE') { this.#closed = true; throw new OutputClosedError(this.fd); }
         throw e;
       }

@@ -1,7 +1,9 @@
 // Entry point of the `ptlab` executable (bin/ptlab.js loads the compiled form). Standard output and
 // error are written blocking (FdSink): bounded memory whatever reads them, and a reader that goes
-// away ends the command quietly (exit 0: the reader has what it wanted).
-import process from 'node:process';
+// away ends the command quietly (exit 0: the reader has what it wanted). The global `process` is
+// used, never `import process from 'node:process'`: that import reads every property of process,
+// process.stdout among them, whose creation makes a piped stdout non-blocking (then every full
+// pipe costs a wait).
 import { isatty } from 'node:tty';
 import { FdSink, OutputClosedError } from './fd-sink.js';
 import { main, type CliIo } from './main.js';

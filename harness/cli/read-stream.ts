@@ -2,7 +2,6 @@
 // a FIFO, /dev/stdin, or `-` for standard input. Nothing here trusts a file's size (a pipe has
 // none), so the end is where the reads end.
 import { createReadStream } from 'node:fs';
-import process from 'node:process';
 
 /** Chunks of at least `min` bytes (the last may be shorter) read from `path` (`-`: standard input). */
 export async function* readChunks(path: string, min: number): AsyncGenerator<Uint8Array> {

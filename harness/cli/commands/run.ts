@@ -24,7 +24,6 @@
 // "skip" with its reason). Exit 0 when nothing failed, 1 when a verdict is "fail", 2 for bad input
 // (then nothing is written), 3 when the target is unavailable or refuses (no QEMU, no image, no
 // PT, SSH failed), 130 when interrupted.
-import process from 'node:process';
 import { PtError } from '../../../driver/errors.js';
 import { driverFault, type DriverFault } from '../../../driver/faults.js';
 import type { AccelRequest } from '../../qemu/accel.js';
