@@ -10,7 +10,8 @@ const join = (...parts: string[]): string => parts.filter((p) => p !== '').join(
 
 /** Formats records as text lines, tracking Last IP across calls (feed every record, in order). */
 export class TextFormatter {
-  private readonly lastIp: LastIp;
+  /** Last IP as the lines so far left it (text-out.ts shares it). */
+  readonly lastIp: LastIp;
 
   constructor(opts: LastIpOptions = {}) {
     this.lastIp = new LastIp(opts);

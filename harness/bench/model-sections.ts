@@ -51,8 +51,8 @@ async function runNative(w: ReturnType<typeof generateWorkload>): Promise<number
 }
 
 /** A lossless sim trace of a generated workload (single range, DisRETC + libipt-compatible forms). */
-export async function simTrace(branches: number): Promise<{ trace: Uint8Array; w: ReturnType<typeof generateWorkload> }> {
-  const w = generateWorkload(7, { branches });
+export async function simTrace(branches: number, seed = 7): Promise<{ trace: Uint8Array; w: ReturnType<typeof generateWorkload> }> {
+  const w = generateWorkload(seed, { branches });
   const size = 64 * 2 ** 20;
   await using t = await SimTarget.create({ profile: 'skylake', memory: { ramSize: 2 * size, maxContiguous: size }, trace: { libiptCompat: true } });
   const region = await t.phys.alloc(size, size);

@@ -1,4 +1,4 @@
-// The byte writers of dump and flow output (driver/decode/ascii-out.ts, json-out.ts) write the
+// The byte writers of dump and flow output (driver/decode/ascii-out.ts, json-out.ts, text-out.ts) write the
 // same lines as the string formatters, byte for byte: on arbitrary packets, arbitrary bytes
 // (decode errors and resynchronisation), line-buffer hand-overs mid-stream, and the edges of
 // the number and hex writers.
@@ -9,6 +9,8 @@ import { PacketDecoder } from '../../driver/decode/decoder.js';
 import { encodePackets } from '../../driver/decode/encode.js';
 import { hex64, packetJsonLine } from '../../driver/decode/json.js';
 import { writePacketJson } from '../../driver/decode/json-out.js';
+import { TextFormatter } from '../../driver/decode/text.js';
+import { TextOut } from '../../driver/decode/text-out.js';
 import { anyPacket } from './arbitrary.js';
 
 /** Everything `fill` writes through an AsciiOut of `capacity` bytes, as one string. */
@@ -47,6 +49,20 @@ describe('writePacketJson', () => {
       const dec = new PacketDecoder(bytes);
       while (dec.next()) want.push(`${packetJsonLine(dec.record)}\n`);
       const got = written(capacity, (o) => { const d = new PacketDecoder(bytes); while (d.next()) writePacketJson(o, d.record); });
+      return got === want.join('');
+    }), { numRuns: 500 });
+  });
+});
+
+describe('TextOut', () => {
+  test('writes TextFormatter\'s lines for arbitrary packets and arbitrary bytes, Last IP included', () => {
+    fc.assert(fc.property(fc.array(anyPacket, { maxLength: 60 }), fc.uint8Array({ maxLength: 48 }), fc.constantFrom(256, 4096), (packets, junk, capacity) => {
+      const bytes = new Uint8Array([...encodePackets(packets), ...junk]);
+      const want: string[] = [];
+      const fmt = new TextFormatter();
+      const dec = new PacketDecoder(bytes);
+      while (dec.next()) want.push(`${fmt.line(dec.record)}\n`);
+      const got = written(capacity, (o) => { const t = new TextOut(o); const d = new PacketDecoder(bytes); while (d.next()) t.write(d.record); });
       return got === want.join('');
     }), { numRuns: 500 });
   });

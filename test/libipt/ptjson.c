@@ -5,6 +5,11 @@
  *
  * Usage: ptjson [--unknown] FILE...
  *        ptjson --stats FILE
+ *        ptjson --text FILE
+ *
+ * --text prints ptlab's ptdump-like text lines (driver/decode/text.ts: the
+ * offset, the packet name, its payload and, for IP packets, the IP through
+ * Last IP), the baseline of `ptlab dump` in the whole-process benchmark.
  *
  * --stats prints the packet counts per type as `ptlab dump --stats` does
  * (same names, order and columns; without ptlab's timing lines): the
@@ -28,6 +33,7 @@
 
 static int opt_unknown;
 static int opt_stats;
+static int opt_text;
 
 /* --stats: ptlab's kind codes (driver/decode/record.ts PacketKind) and names, in that order. */
 static const char *const kind_names[] = {
@@ -98,6 +104,92 @@ static void print_stats(uint64_t bytes)
 	}
 	printf("packets    %" PRIu64 "\nerrors     %" PRIu64 "\nbytes      %" PRIu64 "\n", packets, errors, bytes);
 }
+
+/* --text: Last IP (docs/sdm/packets.md §5), reset at PSB. */
+static uint64_t last_ip;
+
+static int update_last_ip(const struct pt_packet_ip *ip)
+{
+	switch (ip->ipc) {
+	case pt_ipc_update_16: last_ip = (last_ip & ~0xffffull) | (ip->ip & 0xffffull); return 1;
+	case pt_ipc_update_32: last_ip = (last_ip & ~0xffffffffull) | (ip->ip & 0xffffffffull); return 1;
+	case pt_ipc_sext_48:
+		last_ip = (ip->ip & (1ull << 47)) ? (ip->ip & 0xffffffffffffull) | 0xffff000000000000ull : ip->ip & 0xffffffffffffull;
+		return 1;
+	case pt_ipc_update_48: last_ip = (last_ip & ~0xffffffffffffull) | (ip->ip & 0xffffffffffffull); return 1;
+	case pt_ipc_full: last_ip = ip->ip; return 1;
+	default: return 0;
+	}
+}
+
+/* The payload text of one packet (empty for none), as text.ts TextFormatter writes it. */
+static void text_payload(char *out, size_t cap, const struct pt_packet *pkt)
+{
+	static const char *const ipc_short[] = { "0", "1: 16", "2: 32", "3: s48", "4: 48", "?", "6: 64", "?" };
+	static const int ipbytes[] = { [pt_ipc_suppressed] = 0, [pt_ipc_update_16] = 1, [pt_ipc_update_32] = 2,
+		[pt_ipc_sext_48] = 3, [pt_ipc_update_48] = 4, [pt_ipc_full] = 6 };
+	char tmp[64];
+	int n, k;
+
+	out[0] = 0;
+	switch (pkt->type) {
+	case ppt_tip: case ppt_tip_pge: case ppt_tip_pgd: case ppt_fup:
+		if (pkt->payload.ip.ipc == pt_ipc_suppressed) {
+			snprintf(out, cap, "0: (suppressed)");
+			break;
+		}
+		snprintf(tmp, sizeof(tmp), "%s: 0x%" PRIx64, ipc_short[ipbytes[pkt->payload.ip.ipc]], pkt->payload.ip.ip);
+		if (update_last_ip(&pkt->payload.ip))
+			snprintf(out, cap, "%-28sip 0x%" PRIx64, tmp, last_ip);
+		else
+			snprintf(out, cap, "%-28s", tmp);
+		break;
+	case ppt_tnt_8: case ppt_tnt_64:
+		n = pkt->payload.tnt.bit_size;
+		for (k = 0; k < n && k + 1 < (int)cap; k++)
+			out[k] = (pkt->payload.tnt.payload >> (n - 1 - k)) & 1 ? '!' : '.';
+		out[k] = 0;
+		break;
+	case ppt_mode:
+		if (pkt->payload.mode.leaf == pt_mol_exec) {
+			const struct pt_packet_mode_exec *e = &pkt->payload.mode.bits.exec;
+			snprintf(out, cap, "%s", e->csl ? (e->csd ? "unknown" : "64bit") : (e->csd ? "32bit" : "16bit"));
+		} else {
+			const struct pt_packet_mode_tsx *t = &pkt->payload.mode.bits.tsx;
+			snprintf(out, cap, "%s", t->intx && t->abrt ? "intx abrt" : t->intx ? "intx" : t->abrt ? "abrt" : "(none)");
+		}
+		break;
+	case ppt_pip: snprintf(out, cap, "cr3 0x%" PRIx64 "%s", pkt->payload.pip.cr3, pkt->payload.pip.nr ? " nr" : ""); break;
+	case ppt_vmcs: snprintf(out, cap, "base 0x%" PRIx64, pkt->payload.vmcs.base); break;
+	case ppt_cbr: snprintf(out, cap, "%u", pkt->payload.cbr.ratio); break;
+	case ppt_tsc: snprintf(out, cap, "0x%" PRIx64, pkt->payload.tsc.tsc); break;
+	case ppt_tma: snprintf(out, cap, "ctc 0x%x fc 0x%x", pkt->payload.tma.ctc, pkt->payload.tma.fc); break;
+	case ppt_mtc: snprintf(out, cap, "0x%x", pkt->payload.mtc.ctc); break;
+	case ppt_cyc: snprintf(out, cap, "0x%" PRIx64, pkt->payload.cyc.value); break;
+	case ppt_mnt: snprintf(out, cap, "0x%" PRIx64, pkt->payload.mnt.payload); break;
+	case ppt_exstop: snprintf(out, cap, "%s", pkt->payload.exstop.ip ? "ip" : ""); break;
+	case ppt_mwait: snprintf(out, cap, "hints 0x%x ext 0x%x", pkt->payload.mwait.hints, pkt->payload.mwait.ext); break;
+	case ppt_ptw:
+		snprintf(out, cap, "%d: 0x%" PRIx64 "%s", pkt->payload.ptw.plc == 0 ? 4 : 8, pkt->payload.ptw.payload, pkt->payload.ptw.ip ? " ip" : "");
+		break;
+	default:
+		break;
+	}
+}
+
+static void put_text(uint64_t off, const struct pt_packet *pkt)
+{
+	char payload[128];
+
+	if (pkt->type == ppt_psb)
+		last_ip = 0;
+	text_payload(payload, sizeof(payload), pkt);
+	if (payload[0])
+		printf("%016" PRIx64 "  %-10s%s\n", off, kind_names[kind_of(pkt)], payload);
+	else
+		printf("%016" PRIx64 "  %s\n", off, kind_names[kind_of(pkt)]);
+}
+
 
 /* Exactly the hex form of docs/formats/packet-json.md: 0x, lowercase, no leading 0s. */
 static void put_hex(const char *key, uint64_t value)
@@ -389,6 +481,8 @@ static int dump_file(const char *path)
 		if (status >= 0) {
 			if (opt_stats)
 				kind_counts[kind_of(&pkt)]++;
+			else if (opt_text)
+				put_text(off, &pkt);
 			else
 				put_packet(off, &pkt);
 			continue;
@@ -397,6 +491,8 @@ static int dump_file(const char *path)
 			break; /* ended exactly on a packet boundary */
 		if (opt_stats)
 			count_error(status);
+		else if (opt_text)
+			printf("%016" PRIx64 "  [error: %s]\n", off, ptio_error_name(status));
 		else
 			put_error(off, status);
 		status = pt_pkt_sync_forward(decoder);
@@ -421,10 +517,13 @@ int main(int argc, char **argv)
 	} else if (argc == 3 && strcmp(argv[1], "--stats") == 0) {
 		opt_stats = 1;
 		first = 2;
+	} else if (argc == 3 && strcmp(argv[1], "--text") == 0) {
+		opt_text = 1;
+		first = 2;
 	}
 	files = argc - first;
 	if (files < 1) {
-		fprintf(stderr, "usage: ptjson [--unknown] FILE... | ptjson --stats FILE\n");
+		fprintf(stderr, "usage: ptjson [--unknown] FILE... | ptjson --stats FILE | ptjson --text FILE\n");
 		return 2;
 	}
 	for (i = first; i < argc; i++) {

@@ -12,7 +12,7 @@ import { PacketDecoder } from '../../../driver/decode/decoder.js';
 import { AsciiOut } from '../../../driver/decode/ascii-out.js';
 import { writePacketJson } from '../../../driver/decode/json-out.js';
 import { ERROR_NAMES, PacketKind, packetName, type PacketRecord } from '../../../driver/decode/record.js';
-import { TextFormatter } from '../../../driver/decode/text.js';
+import { TextOut } from '../../../driver/decode/text-out.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
 import { OutputClosedError } from '../fd-sink.js';
 import { LineBatch } from '../line-batch.js';
@@ -85,7 +85,7 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
   const { file, mode, tolerate } = args;
   const lines = new LineBatch((s) => io.out(s));
   const emit = (line: string): void => lines.push(line);
-  const flush = (): void => { jsonOut?.flush(); lines.flush(); };
+  const flush = (): void => { bytesOut?.flush(); lines.flush(); };
 
   const counts = new Array<number>(64).fill(0);
   const errors = new Map<string, number>();
@@ -95,7 +95,6 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
     errors.set(name, (errors.get(name) ?? 0) + 1);
     firstError ??= r.offset;
   };
-  const text = new TextFormatter();
   // --stats needs kinds only: the decoder's batch API (columns, the hot loop) instead of a record per packet.
   const packets = mode === 'stats' ? new PacketBatch(4096) : undefined;
   const countBatch = (dec: PacketDecoder): void => {
@@ -112,10 +111,11 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
       }
     }
   };
-  // JSON lines are built as bytes (json-out.ts: the same lines as packetJsonLine).
-  const jsonOut = mode === 'json' ? new AsciiOut(byteOutput(io)) : undefined;
-  const drain = mode === 'json' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r); writePacketJson(jsonOut!, r); })
-    : mode === 'text' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r); emit(text.line(r)); })
+  // JSON and text lines are built as bytes (json-out.ts, text-out.ts: the same lines as packetJsonLine and TextFormatter).
+  const bytesOut = mode === 'stats' ? undefined : new AsciiOut(byteOutput(io));
+  const textOut = mode === 'text' ? new TextOut(bytesOut!) : undefined;
+  const drain = mode === 'json' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r); writePacketJson(bytesOut!, r); })
+    : mode === 'text' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r); textOut!.write(r); })
     : countBatch;
 
   const t0 = performance.now();
