@@ -60,42 +60,13 @@ export class AsciiOut {
   /** A non-negative integer (< 2^53) in decimal. */
   dec(n: number): void {
     this.room(16);
-    const buf = this.buf;
-    if (n < 10) { buf[this.pos++] = 48 + n; return; }
-    if (n > 0x7fff_ffff) {
-      let digits = 0;
-      for (let x = n; x >= 1; x = Math.floor(x / 10)) digits++;
-      let p = this.pos + digits;
-      this.pos = p;
-      for (let x = n; x >= 1; x = Math.floor(x / 10)) buf[--p] = 48 + (x % 10);
-      return;
-    }
-    // Below 2^31: int32 arithmetic.
-    let digits = 1;
-    for (let x = n; x >= 10; x = (x / 10) | 0) digits++;
-    let p = this.pos + digits;
-    this.pos = p;
-    for (let x = n; p > this.pos - digits; x = (x / 10) | 0) buf[--p] = 48 + (x % 10);
+    this.pos = putDec(this.buf, this.pos, n);
   }
 
   /** `0x…` lowercase hex of the 64-bit value hi:lo (uint32 halves), no leading zeros. */
   hex64(lo: number, hi: number): void {
     this.room(18);
-    const buf = this.buf;
-    let p = this.pos;
-    buf[p++] = 48; buf[p++] = 120; // 0x
-    lo >>>= 0; hi >>>= 0;
-    if (hi !== 0) {
-      let shift = 28;
-      while ((hi >>> shift) === 0) shift -= 4;
-      for (; shift >= 0; shift -= 4) buf[p++] = HEX[(hi >>> shift) & 0xf]!;
-      for (let s = 28; s >= 0; s -= 4) buf[p++] = HEX[(lo >>> s) & 0xf]!;
-    } else {
-      let shift = 28;
-      while (shift > 0 && (lo >>> shift) === 0) shift -= 4;
-      for (; shift >= 0; shift -= 4) buf[p++] = HEX[(lo >>> shift) & 0xf]!;
-    }
-    this.pos = p;
+    this.pos = putHex64(this.buf, this.pos, lo, hi);
   }
 
   /** The buffer a fast writer fills between `begin` and `end` (with the put* helpers below). */
