@@ -72,7 +72,7 @@ export class CpuFaultError extends PtError {
   get reason(): string { return this.fault.reason; }
 }
 
-/** #GP(0) from RDMSR/WRMSR/XRSTORS/XSAVES (docs/design.md: "#GP → throws GeneralProtectionError {msr, value?, reason}"). */
+/** #GP(0) from RDMSR/WRMSR/XRSTORS/XSAVES, with the MSR, the value written and the reason (docs/design.md "The target interface"). */
 export class GeneralProtectionError extends CpuFaultError {
   override readonly name = 'GeneralProtectionError';
   constructor(fault: Omit<CpuFault, 'vector'>, options?: ErrorOptions) {

@@ -1,4 +1,4 @@
-// What a user asks one trace run for (docs/design.md "One trace run"): the output
+// What a user asks one trace run for (docs/design.md "One trace run, as data flows"): the output
 // scheme and its sizes, and the IA32_RTIT_CTL options (docs/sdm/msrs.md §3.1).
 // `checkRequest` (check-request.ts) refuses what the CPU does not enumerate.
 

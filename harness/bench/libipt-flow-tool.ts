@@ -1,7 +1,6 @@
 // Builds test/libipt/ptflow.c, the libipt instruction-flow checker of ptlab's
-// flow reconstruction (docs/design.md: "so does libipt's instruction-flow decoder
-// … build a small C checker on it"), into build/libipt/ next to the other
-// tools, and runs it. Reuses libipt-tools.ts (directories, error type).
+// flow reconstruction (docs/design.md "truth.jsonl"), into build/libipt/ next to
+// the other tools, and runs it. Reuses libipt-tools.ts (directories, error type).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { buildLibiptTools, defaultToolDirs, type ToolDirs } from './libipt-tools.js';

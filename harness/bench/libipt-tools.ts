@@ -1,6 +1,6 @@
 // Builds the libipt-based C tools (test/libipt/*.c) that serve as an
-// independent oracle for ptlab's packet layer (docs/design.md: "cross-check with
-// an independent decoder (libipt, Debian libipt-dev)"). Used by
+// independent oracle for ptlab's packet layer (docs/design.md "Layers": libipt is
+// the independent decoder for packets and flow). Used by
 // `npm run bench` and by the vitest global setup (test/setup/global.ts).
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';

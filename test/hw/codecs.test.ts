@@ -39,7 +39,7 @@ test.for(CODECS.map((codec) => ({ codec, name: codec.name })))('$name: decode �
   fc.assert(fc.property(fc.bigInt({ min: 0n, max: MASK64 }), (raw) => codec.encode(codec.decode(raw)) === (raw & codec.definedMask)), { numRuns: 200 });
 });
 
-// Hand-written raw values (docs/sdm/msrs.md §3.1, §4, §6; docs/sdm/output.md §4.2; §11.1).
+// Hand-written raw values (docs/sdm/msrs.md §3.1, §4, §6; docs/sdm/output.md §4.2; docs/sdm/msrs.md §11.1).
 describe('decoding hand-written values', () => {
   test.for([
     { raw: 0x1n, field: 'TraceEn', want: true },

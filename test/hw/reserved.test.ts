@@ -1,5 +1,5 @@
 // Reserved masks, HAND-WRITTEN from the spec text (docs/sdm/msrs.md §3.1, §4, §5, §7;
-// docs/sdm/output.md §4.2; §11.1), per CPU profile.
+// docs/sdm/output.md §4.2; docs/sdm/msrs.md §11.1), per CPU profile.
 import { describe, expect, test } from 'vitest';
 import {
   IA32_RTIT_CR3_MATCH, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS,
