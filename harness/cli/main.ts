@@ -11,6 +11,13 @@ export interface CliIo {
   outBytes?(b: Uint8Array): void;
 }
 
+/**
+ * Bytes handed to stdout at a time by the byte writers of dump and flow: a pipe's capacity, so a
+ * write to a pipe with a reader returns at once and ptlab formats the next lines while the reader
+ * drains these (1 MiB writes waited for the reader 16 times each).
+ */
+export const OUT_CHUNK = 64 * 1024;
+
 /** Where a command sends whole output lines built as bytes: `outBytes`, or `out` as text. */
 export function byteOutput(io: CliIo): (b: Uint8Array) => void {
   return io.outBytes ?? ((b) => io.out(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1')));

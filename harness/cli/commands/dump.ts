@@ -16,7 +16,7 @@ import { TextOut } from '../../../driver/decode/text-out.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
 import { OutputClosedError } from '../fd-sink.js';
 import { LineBatch } from '../line-batch.js';
-import { byteOutput, type CliIo } from '../main.js';
+import { byteOutput, OUT_CHUNK, type CliIo } from '../main.js';
 import { inputName, readChunks } from '../read-stream.js';
 
 /** Where the command writes. */
@@ -112,7 +112,7 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
     }
   };
   // JSON and text lines are built as bytes (json-out.ts, text-out.ts: the same lines as packetJsonLine and TextFormatter).
-  const bytesOut = mode === 'stats' ? undefined : new AsciiOut(byteOutput(io));
+  const bytesOut = mode === 'stats' ? undefined : new AsciiOut(byteOutput(io), OUT_CHUNK);
   const textOut = mode === 'text' ? new TextOut(bytesOut!) : undefined;
   const drain = mode === 'json' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r); writePacketJson(bytesOut!, r); })
     : mode === 'text' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r); textOut!.write(r); })

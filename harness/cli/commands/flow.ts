@@ -11,7 +11,7 @@ import { writeFlowJson } from '../../../driver/decode/flow/record-out.js';
 import { AsciiOut } from '../../../driver/decode/ascii-out.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
 import { LineBatch } from '../line-batch.js';
-import { byteOutput, type CliIo } from '../main.js';
+import { byteOutput, OUT_CHUNK, type CliIo } from '../main.js';
 import { inputName, readChunks } from '../read-stream.js';
 
 /** Where the command writes. */
@@ -118,7 +118,7 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
   }
   const images = new ImageSet(specs);
   // JSON lines are built as bytes (record-out.ts: the same lines as flowJsonLine); the listing as text.
-  const json = args.json ? new AsciiOut(byteOutput(io)) : undefined;
+  const json = args.json ? new AsciiOut(byteOutput(io), OUT_CHUNK) : undefined;
   const batch = new LineBatch((s) => io.out(s));
   const errors = new Map<string, number>();
   let stats: FlowStats;
