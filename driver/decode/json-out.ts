@@ -24,6 +24,16 @@ function headOf(kind: number, size: number): Uint8Array {
   return (HEADS[key] ??= ascii(`,"size":${size},"type":"${packetName(kind)}"`));
 }
 
+/**
+ * Whole line ends, by payload, for the packets most lines are: TNT-8 (by bit count and bits) and
+ * MTC (by CTC), from `,"size"` to the newline.
+ */
+const TNT8_ENDS: Uint8Array[] = [];
+for (let n = 1; n <= 6; n++) {
+  for (let bits = 0; bits < 1 << n; bits++) TNT8_ENDS[(n << 6) | bits] = ascii(`,"size":1,"type":"tnt.8","n":${n},"bits":"${bits.toString(2).padStart(n, '0')}"}\n`);
+}
+const MTC_ENDS = Array.from({ length: 256 }, (_, ctc) => ascii(`,"size":2,"type":"mtc","ctc":${ctc}}\n`));
+
 /** The longest line written here: a TNT-64 (47 bits) or an IP packet with a full IP, with room to spare. */
 const MAX_LINE = 160;
 
@@ -41,6 +51,13 @@ export function writePacketJson(o: AsciiOut, rec: PacketRecord): void {
   if (FAST[kind] === 0 || rec.size >= 32) { o.str(packetJsonLine(rec)); o.newline(); return; }
   let p = o.begin(MAX_LINE);
   const buf = o.buffer;
+  const end = kind === PacketKind['tnt.8'] && rec.n <= 6 ? TNT8_ENDS[(rec.n << 6) | (rec.lo & ((1 << rec.n) - 1))]
+    : kind === PacketKind.mtc && rec.size === 2 ? MTC_ENDS[rec.ctc & 0xff] : undefined;
+  if (end !== undefined) {
+    p = putBytes(buf, p, OFF); p = putDec(buf, p, rec.offset); p = putBytes(buf, p, end);
+    o.end(p);
+    return;
+  }
   p = putBytes(buf, p, OFF); p = putDec(buf, p, rec.offset); p = putBytes(buf, p, headOf(kind, rec.size));
   switch (kind) {
     case PacketKind.tip: case PacketKind['tip.pge']: case PacketKind['tip.pgd']: case PacketKind.fup:

@@ -195,7 +195,7 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
         const lost = host.lost?.(), failed = targetFailure(e);
         if (isWriteError(e)) {
           incomplete = { cause: 'write-error', reason: `cannot write the run directory ${dir}: ${e.message}` };
-          await removeEmptyDirs(dirname(dir), plan.out).catch(() => undefined);
+          await removeEmptyDirs(dirname(dir), sweep ? join(plan.out, `seed-${seed}`) : dirname(dir)).catch(() => undefined);
           break;
         }
         if (lost === undefined && failed === undefined) throw e;
