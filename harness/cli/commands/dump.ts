@@ -87,7 +87,7 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
   const emit = (line: string): void => lines.push(line);
   const flush = (): void => { bytesOut?.flush(); lines.flush(); };
 
-  const counts = new Array<number>(64).fill(0);
+  const counts = new Float64Array(64);
   const errors = new Map<string, number>();
   let firstError: number | undefined;
   const countError = (r: PacketRecord): void => {
