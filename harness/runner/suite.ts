@@ -187,6 +187,8 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
       const t0 = performance.now();
       const spec = { scenario: s, target: plan.target, profile: p, seed, knobs: plan.knobs ?? [], driverFaults: plan.driverFaults ?? [] };
       const dir = runDirOf(plan.out, s.name, name, sweep ? seed : undefined);
+      // The directories a run without a directory of its own must not leave behind (never --out itself).
+      const leaveNoEmptyDirs = (): Promise<void> => removeEmptyDirs(dirname(dir), sweep ? join(plan.out, `seed-${seed}`) : dirname(dir));
       let r: ResultJson;
       try {
         r = await runScenario(spec, dir, host, keep);
@@ -195,14 +197,14 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
         const lost = host.lost?.(), failed = targetFailure(e);
         if (isWriteError(e)) {
           incomplete = { cause: 'write-error', reason: `cannot write the run directory ${dir}: ${e.message}` };
-          await removeEmptyDirs(dirname(dir), sweep ? join(plan.out, `seed-${seed}`) : dirname(dir)).catch(() => undefined);
+          await leaveNoEmptyDirs().catch(() => undefined);
           break;
         }
         if (lost === undefined && failed === undefined) throw e;
         r = errorResult(baseOf(job), lost !== undefined ? `the target died: ${lost}` : `the target failed: ${failed!}`);
       }
       // A run that kept no directory leaves no empty seed-<S>/<scenario>/ behind either.
-      if (keep === 'failed' && r.verdict !== 'fail' && r.verdict !== 'error') await removeEmptyDirs(dirname(dir), sweep ? join(plan.out, `seed-${seed}`) : dirname(dir));
+      if (keep === 'failed' && r.verdict !== 'fail' && r.verdict !== 'error') await leaveNoEmptyDirs();
       // A sweep holds thousands of results: a run that did not fail keeps only its verdict.
       const ms = Math.round(performance.now() - t0);
       timed.push({ result: sweep && r.verdict !== 'fail' && r.verdict !== 'error' ? { ...r, expectations: [], figures: {} } : r, ms });
