@@ -3,9 +3,9 @@
 //   - a slow reader slows the writer down (the kernel blocks the write): memory stays bounded
 //     however much a command prints, to a file, a pipe or a terminal;
 //   - a reader that goes away (`ptlab dump big.pt | head -1`) ends the command quietly: EPIPE
-//     closes the sink, and the next write throws OutputClosedError, which the command line treats
-//     as a normal end (nothing more is wanted);
-//   - a descriptor left non-blocking by whoever started us (EAGAIN) is waited on, not spun on.
+//     (or EIO from a terminal that hung up) closes the sink, and the next write throws
+//     OutputClosedError, which the command line treats as a normal end (nothing more is wanted);
+//   - a descriptor left non-blocking by whoever started us (EAGAIN) is waited on, briefly.
 import { writeSync } from 'node:fs';
 
 /** Thrown by a write after the reader went away: not a failure, the output is simply not wanted. */
@@ -53,7 +53,8 @@ export class FdSink {
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         if (code === 'EAGAIN') { Atomics.wait(sleeper, 0, 0, wait); wait = Math.min(EAGAIN_WAIT_MAX_MS, wait * 2); continue; }
-        if (code === 'EPIPE') { this.#closed = true; throw new OutputClosedError(this.fd); }
+        // EPIPE: the reader closed the pipe; EIO: the terminal hung up (SIGHUP follows).
+        if (code === 'EPIPE' || code === 'EIO') { this.#closed = true; throw new OutputClosedError(this.fd); }
         throw e;
       }
       buf = buf.subarray(n);
