@@ -32,37 +32,14 @@ export class AsciiOut {
     this.lineStart = 0;
   }
 
-  /** Constant bytes. */
-  bytes(b: Uint8Array): void {
-    this.room(b.length);
-    this.pos = putBytes(this.buf, this.pos, b);
-  }
-
-  /** An ASCII string (non-ASCII code units are not expected: JSON and hex only). */
-  str(s: string): void {
-    this.room(s.length);
+  /** A whole line given as an ASCII string, its newline added (the rare lines: JSON and hex only). */
+  line(s: string): void {
+    this.room(s.length + 1);
     const buf = this.buf;
     let p = this.pos;
     for (let i = 0; i < s.length; i++) buf[p++] = s.charCodeAt(i);
-    this.pos = p;
-  }
-
-  /** One byte. */
-  byte(c: number): void {
-    this.room(1);
-    this.buf[this.pos++] = c;
-  }
-
-  /** A non-negative integer (< 2^53) in decimal. */
-  dec(n: number): void {
-    this.room(16);
-    this.pos = putDec(this.buf, this.pos, n);
-  }
-
-  /** `0x…` lowercase hex of the 64-bit value hi:lo (uint32 halves), no leading zeros. */
-  hex64(lo: number, hi: number): void {
-    this.room(18);
-    this.pos = putHex64(this.buf, this.pos, lo, hi);
+    buf[p++] = 10;
+    this.end(p);
   }
 
   /** The buffer a fast writer fills between `begin` and `end` (with the put* helpers below). */
@@ -80,13 +57,6 @@ export class AsciiOut {
   end(p: number): void {
     this.pos = p;
     this.lineStart = p;
-  }
-
-  /** Ends the current line. */
-  newline(): void {
-    this.room(1);
-    this.buf[this.pos++] = 10;
-    this.lineStart = this.pos;
   }
 
   /** Hands over every finished line. */

@@ -11,7 +11,7 @@ const IPC = ['suppressed', 'update-16', 'update-32', 'sext-48', 'update-48', 'in
 const IP = ascii(',"ip":"'), N = ascii(',"n":'), BITS = ascii(',"bits":"'), CSL = ascii(',"csl":'), CSD = ascii(',"csd":'), MODE = ascii(',"mode":"');
 const RATIO = ascii(',"ratio":'), TSC = ascii(',"tsc":"'), CTC = ascii(',"ctc":'), FC = ascii(',"fc":'), VALUE = ascii(',"value":"');
 const CR3 = ascii(',"cr3":"'), NR = ascii('","nr":'), TRUE = ascii('true'), FALSE = ascii('false');
-const MODES = ['16bit', '32bit', '64bit', 'unknown'].map((m) => ascii(`${m}"}`));
+const MODES = new Map(['16bit', '32bit', '64bit', 'unknown'].map((m) => [m, ascii(`${m}"}`)]));
 
 /** Kinds written here; the others (rare in traces) through packetJsonLine. */
 const FAST = new Uint8Array(64);
@@ -48,7 +48,7 @@ export function writePacketJson(o: AsciiOut, rec: PacketRecord): void {
     o.end(p);
     return;
   }
-  if (FAST[kind] === 0 || rec.size >= 32) { o.str(packetJsonLine(rec)); o.newline(); return; }
+  if (FAST[kind] === 0 || rec.size >= 32) { o.line(packetJsonLine(rec)); return; }
   let p = o.begin(MAX_LINE);
   const buf = o.buffer;
   const end = kind === PacketKind['tnt.8'] && rec.n <= 6 ? TNT8_ENDS[(rec.n << 6) | (rec.lo & ((1 << rec.n) - 1))]
@@ -75,8 +75,7 @@ export function writePacketJson(o: AsciiOut, rec: PacketRecord): void {
     }
     case PacketKind['mode.exec']: {
       p = putBytes(buf, p, CSL); p = putBytes(buf, p, rec.csl !== 0 ? TRUE : FALSE); p = putBytes(buf, p, CSD); p = putBytes(buf, p, rec.csd !== 0 ? TRUE : FALSE); p = putBytes(buf, p, MODE);
-      const name = execModeName(rec.csl, rec.csd);
-      p = putBytes(buf, p, MODES[name === '16bit' ? 0 : name === '32bit' ? 1 : name === '64bit' ? 2 : 3]!);
+      p = putBytes(buf, p, MODES.get(execModeName(rec.csl, rec.csd))!);
       buf[p++] = 10;
       o.end(p);
       return;

@@ -45,7 +45,7 @@ export class TextOut {
   /** Writes the text line of `rec` (with its newline). */
   write(rec: PacketRecord): void {
     const o = this.o, kind = rec.kind;
-    if (kind !== PacketKind.error && FAST[kind] === 0) { o.str(this.text.line(rec)); o.newline(); return; }
+    if (kind !== PacketKind.error && FAST[kind] === 0) { o.line(this.text.line(rec)); return; }
     let p = o.begin(160);
     const buf = o.buffer;
     p = putOffset(buf, p, rec.offset);

@@ -236,11 +236,11 @@ export class ScenarioContext {
     return this.result;
   }
 
-  /** MSR batches (round trips with an rdmsr or wrmsr line) among the transcript lines from `line0` on. */
-  batchesSince(line0: number): number {
+  /** MSR batches (round trips with an rdmsr or wrmsr line) among the transcript lines `line0` to `end` (excluded; default: the last). */
+  batchesSince(line0: number, end = this.target.lines.length): number {
     const t = this.target;
     const trips = new Set<number>();
-    for (let i = line0; i < t.lines.length; i++) if (t.lines[i]!.op === 'rdmsr' || t.lines[i]!.op === 'wrmsr') trips.add(t.roundTripOf[i]!);
+    for (let i = line0; i < end; i++) if (t.lines[i]!.op === 'rdmsr' || t.lines[i]!.op === 'wrmsr') trips.add(t.roundTripOf[i]!);
     return trips.size;
   }
 

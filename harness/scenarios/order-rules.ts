@@ -22,6 +22,7 @@
 //             XRSTORS that loads it (docs/sdm/xsave.md §1.1: only ADDR2/ADDR3
 //             are switched by hand).
 import { IA32_PERF_GLOBAL_STATUS_RESET, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS, TRACE_TOPA_PMI } from '../../driver/hw/msrs.js';
+import { PT_STATE_LAYOUT } from '../../driver/hw/xsave.js';
 import { hex, type TranscriptLine } from '../../driver/target.js';
 
 const CTL = hex(IA32_RTIT_CTL.address), RESET = hex(IA32_PERF_GLOBAL_STATUS_RESET.address), STATUS = hex(IA32_RTIT_STATUS.address);
@@ -115,8 +116,8 @@ function needlessWrites(pmi: TranscriptLine, seg: readonly TranscriptLine[]): Or
   return out;
 }
 
-/** The MSRs of XSAVE state component 8 (docs/sdm/xsave.md §1.1): CTL, STATUS, OUTPUT_BASE, OUTPUT_MASK_PTRS, CR3_MATCH, ADDR0/1 A/B. */
-const COMPONENT_8 = new Set([0x570, 0x571, 0x560, 0x561, 0x572, 0x580, 0x581, 0x582, 0x583].map((m) => hex(m)));
+/** The MSRs of XSAVE state component 8 (docs/sdm/xsave.md §1.1), as the transcript writes them. */
+const COMPONENT_8 = new Set(PT_STATE_LAYOUT.map((f) => hex(f.msr.address)));
 
 /** The WRMSRs right before the XRSTORS at `at` (no other line between) of MSRs it loads anyway. */
 function overwrittenByXrstors(lines: readonly TranscriptLine[], at: number): OrderProblem[] {

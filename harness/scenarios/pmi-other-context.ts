@@ -132,10 +132,8 @@ function callSpans(ctx: ScenarioContext, from: number): Map<string, TargetCalls>
   for (const [k, i] of events.entries()) {
     const end = events[k + 1] ?? t.lines.length;
     const trips = (k + 1 < events.length ? t.roundTripOf[end]! : t.roundTrips - 1) - t.roundTripOf[i]!;
-    const batches = new Set<number>();
-    for (let j = i + 1; j < end; j++) if (t.lines[j]!.op === 'rdmsr' || t.lines[j]!.op === 'wrmsr') batches.add(t.roundTripOf[j]!);
     const m = most.get(t.lines[i]!.op) ?? NONE;
-    most.set(t.lines[i]!.op, { roundTrips: Math.max(m.roundTrips, trips), batches: Math.max(m.batches, batches.size) });
+    most.set(t.lines[i]!.op, { roundTrips: Math.max(m.roundTrips, trips), batches: Math.max(m.batches, ctx.batchesSince(i + 1, end)) });
   }
   return most;
 }

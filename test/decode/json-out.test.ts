@@ -4,7 +4,7 @@
 // the number and hex writers.
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { AsciiOut } from '../../driver/decode/ascii-out.js';
+import { AsciiOut, putDec, putHex64 } from '../../driver/decode/ascii-out.js';
 import { PacketDecoder } from '../../driver/decode/decoder.js';
 import { encodePackets } from '../../driver/decode/encode.js';
 import { hex64, packetJsonLine } from '../../driver/decode/json.js';
@@ -22,22 +22,25 @@ function written(capacity: number, fill: (o: AsciiOut) => void): string {
   return s;
 }
 
-describe('AsciiOut', () => {
-  test.for([0, 9, 10, 99, 12345, 2 ** 32, 2 ** 53 - 1])('dec(%d) is the decimal string', (n) => {
-    expect(written(64, (o) => { o.dec(n); o.newline(); })).toBe(`${n}\n`);
+describe('AsciiOut and its writers', () => {
+  /** What `put` writes from position 0 of a fresh buffer, as a string. */
+  const put = (f: (buf: Uint8Array) => number): string => { const buf = new Uint8Array(64); return Buffer.from(buf.subarray(0, f(buf))).toString('latin1'); };
+
+  test.for([0, 9, 10, 99, 12345, 2 ** 32, 2 ** 53 - 1])('putDec(%d) is the decimal string', (n) => {
+    expect(put((b) => putDec(b, 0, n))).toBe(`${n}`);
   });
 
-  test('hex64 is json.ts hex64 for arbitrary halves', () => {
-    fc.assert(fc.property(fc.integer(), fc.integer(), (lo, hi) => written(64, (o) => { o.hex64(lo, hi); o.newline(); }) === `${hex64(lo, hi)}\n`));
+  test('putHex64 is json.ts hex64 for arbitrary halves', () => {
+    fc.assert(fc.property(fc.integer(), fc.integer(), (lo, hi) => put((b) => putHex64(b, 0, lo, hi)) === hex64(lo, hi)));
   });
 
   test('a line is never split across hand-overs, and a line longer than the buffer is an error', () => {
     const parts: string[] = [];
     const o = new AsciiOut((b) => parts.push(Buffer.from(b).toString('latin1')), 16);
-    for (let i = 0; i < 5; i++) { o.str(`line-${i}-xx`); o.newline(); }
+    for (let i = 0; i < 5; i++) o.line(`line-${i}-xx`);
     o.flush();
     expect([parts.every((p) => p.endsWith('\n')), parts.join('')]).toEqual([true, 'line-0-xx\nline-1-xx\nline-2-xx\nline-3-xx\nline-4-xx\n']);
-    expect(() => { const x = new AsciiOut(() => undefined, 8); x.str('0123456789'); }).toThrow(RangeError);
+    expect(() => { const x = new AsciiOut(() => undefined, 8); x.line('0123456789'); }).toThrow(RangeError);
   });
 });
 

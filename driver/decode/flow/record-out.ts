@@ -15,8 +15,7 @@ const MAX_LINE = 128;
 /** Writes the flow JSON line of `r` (with its newline) to `o`. */
 export function writeFlowJson(o: AsciiOut, r: FlowRecord): void {
   if (r.kind === 'gap' || r.kind === 'error' || r.kind === 'overflow' || (r.kind === 'disable' && r.hasIp)) {
-    o.str(flowJsonLine(r));
-    o.newline();
+    o.line(flowJsonLine(r));
     return;
   }
   let p = o.begin(MAX_LINE);

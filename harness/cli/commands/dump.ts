@@ -90,32 +90,28 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
   const counts = new Float64Array(64);
   const errors = new Map<string, number>();
   let firstError: number | undefined;
-  const countError = (r: PacketRecord): void => {
-    const name = ERROR_NAMES[r.error] ?? 'error';
+  /** One decode error (its DecodeError code) at trace offset `offset`. */
+  const countError = (code: number, offset: number): void => {
+    const name = ERROR_NAMES[code] ?? 'error';
     errors.set(name, (errors.get(name) ?? 0) + 1);
-    firstError ??= r.offset;
+    firstError ??= offset;
   };
   // --stats needs kinds only: the decoder's batch API (columns, the hot loop) instead of a record per packet.
-  const packets = mode === 'stats' ? new PacketBatch(4096) : undefined;
+  const batch = mode === 'stats' ? new PacketBatch(4096) : undefined;
   const countBatch = (dec: PacketDecoder): void => {
-    const b = packets!;
+    const b = batch!;
     for (let n = dec.decodeBatch(b); n > 0; n = dec.decodeBatch(b)) {
       const kinds = b.kind;
       for (let j = 0; j < n; j++) counts[kinds[j]!]!++;
       if (b.errors === 0) continue;
-      for (let j = 0; j < n; j++) {
-        if (kinds[j] !== PacketKind.error) continue;
-        const name = ERROR_NAMES[b.a[j]!] ?? 'error';
-        errors.set(name, (errors.get(name) ?? 0) + 1);
-        firstError ??= b.offset[j]!;
-      }
+      for (let j = 0; j < n; j++) if (kinds[j] === PacketKind.error) countError(b.a[j]!, b.offset[j]!);
     }
   };
   // JSON and text lines are built as bytes (json-out.ts, text-out.ts: the same lines as packetJsonLine and TextFormatter).
   const bytesOut = mode === 'stats' ? undefined : new AsciiOut(byteOutput(io), OUT_CHUNK);
   const textOut = mode === 'text' ? new TextOut(bytesOut!) : undefined;
-  const drain = mode === 'json' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r); writePacketJson(bytesOut!, r); })
-    : mode === 'text' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r); textOut!.write(r); })
+  const drain = mode === 'json' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r.error, r.offset); writePacketJson(bytesOut!, r); })
+    : mode === 'text' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r.error, r.offset); textOut!.write(r); })
     : countBatch;
 
   const t0 = performance.now();
