@@ -10,15 +10,38 @@ export function ascii(s: string): Uint8Array {
   return Uint8Array.from(s, (c) => c.charCodeAt(0) & 0x7f);
 }
 
+/**
+ * A constant piece of a line as little-endian int32 words, zero-padded: putPiece copies it four
+ * bytes per store, where a byte loop costs one store per byte and TypedArray.set a call.
+ */
+export class Piece {
+  readonly words: Int32Array;
+  constructor(readonly text: string) {
+    const bytes = ascii(text);
+    const padded = new Uint8Array((bytes.length + 3) & ~3);
+    padded.set(bytes);
+    this.words = new Int32Array(padded.buffer);
+  }
+  get length(): number {
+    return this.text.length;
+  }
+}
+
+/** Bytes past a line's end that putPiece may overwrite (the padding of its last word). */
+export const PIECE_SLACK = 3;
+
 /** A buffer of output lines; `emit` gets each full buffer (valid only during the call). */
 export class AsciiOut {
   private readonly buf: Uint8Array;
+  /** The same bytes, for putPiece's word stores. */
+  readonly view: DataView;
   private pos = 0;
   /** Where the line being written started (a hand-over never splits it). */
   private lineStart = 0;
 
   constructor(private readonly emit: (bytes: Uint8Array) => void, capacity = 1 << 20) {
     this.buf = new Uint8Array(capacity);
+    this.view = new DataView(this.buf.buffer);
   }
 
   /** Room for `n` more bytes of the current line (hands over the finished lines when needed). */
@@ -47,9 +70,9 @@ export class AsciiOut {
     return this.buf;
   }
 
-  /** Room for a whole line of at most `max` bytes; returns where it starts in `buffer`. */
+  /** Room for a whole line of at most `max` bytes (and PIECE_SLACK more); returns where it starts in `buffer`. */
   begin(max: number): number {
-    this.room(max);
+    this.room(max + PIECE_SLACK);
     return this.pos;
   }
 
@@ -77,6 +100,13 @@ export function putBytes(buf: Uint8Array, p: number, b: Uint8Array): number {
   if (n > 8) { buf.set(b, p); return p + n; }
   for (let i = 0; i < n; i++) buf[p++] = b[i]!;
   return p;
+}
+
+/** A constant piece, four bytes per store; may write up to PIECE_SLACK bytes of padding after it. */
+export function putPiece(dv: DataView, p: number, piece: Piece): number {
+  const w = piece.words;
+  for (let k = 0; k < w.length; k++) dv.setInt32(p + 4 * k, w[k]!, true);
+  return p + piece.text.length;
 }
 
 /** Two decimal digits of 0..99, by value. */

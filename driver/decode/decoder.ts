@@ -13,7 +13,7 @@
 // (libipt: bit 3, spec §3.17).
 import { storeRecord, type PacketBatch } from './batch.js';
 import { mixSlot } from './checksum.js';
-import { HOT_CAPACITY, HOT_TAIL, hotColumns, hotDecode, hotState } from './hot-loop.js';
+import { HOT_CAPACITY, HOT_TAIL, hotColumns, hotCount, hotCounts, hotDecode, hotState } from './hot-loop.js';
 import { EXT, EXT2_MNT, OPC, PSB_HI, PSB_LO, PTPS } from './opcodes.js';
 import { DecodeError, PacketKind, PacketRecord } from './record.js';
 import { findPsb, RESYNC_LOOKBACK } from './sync.js';
@@ -256,6 +256,28 @@ export class PacketDecoder {
     batch.count = n;
     batch.errors = errors;
     return n;
+  }
+
+  /**
+   * Counts every packet the decoder can give from this buffer by kind: adds to
+   * `counts[kind]` (PacketKind codes) and calls `onError` with each error
+   * record's DecodeError code and offset. The same packets, errors and resync
+   * as a loop over next() or decodeBatch(), with nothing stored per packet.
+   */
+  countPackets(counts: Float64Array, onError: (code: number, offset: number) => void): void {
+    if (counts.length < hotCounts.length) throw new RangeError(`countPackets needs ${hotCounts.length} counters, got ${counts.length}`);
+    const rec = this.record;
+    for (;;) {
+      if (this.pos + HOT_TAIL <= this.fastEnd) this.pos = hotCount(this.buf, this.dv, this.pos, this.fastEnd);
+      if (!this.next()) break;
+      counts[rec.kind]!++;
+      if (rec.kind === PacketKind.error) onError(rec.error, rec.offset);
+    }
+    for (let k = 0; k < hotCounts.length; k++) {
+      if (hotCounts[k] === 0) continue;
+      counts[k]! += hotCounts[k]!;
+      hotCounts[k] = 0;
+    }
   }
 
   /** Moves to state `s`, keeping `fastEnd` in step. */

@@ -225,6 +225,36 @@ export function hotDecode(
   return n - out;
 }
 
+/** Packets counted by kind (PacketKind codes) by hotCount(); its caller adds and clears them. */
+export const hotCounts = new Float64Array(64);
+const K_COUNTS = hotCounts;
+
+/**
+ * hotDecode() for a caller that needs kinds only (`ptlab dump --stats`): counts
+ * the hot and warm packets of `buf` from index `pos` into `hotCounts`, with the
+ * same validity checks and the same stopping points, and stores nothing else.
+ * Returns the index of the first packet not counted. (HOT_CHECK only tests
+ * bits of byte 1, so byte 1 stands in for w0.)
+ */
+export function hotCount(buf: Uint8Array, dv: DataView, pos: number, end: number): number {
+  const last = end - HOT_TAIL;
+  let i = pos;
+  while (i <= last) {
+    const b0 = buf[i]!;
+    const kind = HOT_KIND[b0]!;
+    if (kind !== 0 && (buf[i + 1]! & HOT_CHECK[b0]!) === 0) {
+      K_COUNTS[kind]!++;
+      i += HOT_SIZE[b0]!;
+      continue;
+    }
+    const ks = warm(buf, dv, i, end);
+    if (ks === 0) break;
+    K_COUNTS[ks & 0xff]!++;
+    i += ks >>> 8;
+  }
+  return i;
+}
+
 /** Sets the warm result fields and returns `kind | size << 8`. */
 function got(kind: number, size: number, a: number, lo: number, hi: number): number {
   warmA = a; warmLo = lo; warmHi = hi;

@@ -4,7 +4,7 @@
 // the number and hex writers.
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { AsciiOut, putDec, putHex64 } from '../../driver/decode/ascii-out.js';
+import { AsciiOut, Piece, PIECE_SLACK, putDec, putHex64, putPiece } from '../../driver/decode/ascii-out.js';
 import { PacketDecoder } from '../../driver/decode/decoder.js';
 import { encodePackets } from '../../driver/decode/encode.js';
 import { hex64, packetJsonLine } from '../../driver/decode/json.js';
@@ -32,6 +32,15 @@ describe('AsciiOut and its writers', () => {
 
   test('putHex64 is json.ts hex64 for arbitrary halves', () => {
     fc.assert(fc.property(fc.integer(), fc.integer(), (lo, hi) => put((b) => putHex64(b, 0, lo, hi)) === hex64(lo, hi)));
+  });
+
+  test('putPiece writes the piece and returns its end, touching at most PIECE_SLACK bytes after it', () => {
+    fc.assert(fc.property(fc.string({ unit: fc.integer({ min: 32, max: 126 }).map((c) => String.fromCharCode(c)), maxLength: 40 }), fc.nat(7), (text, at) => {
+      const buf = new Uint8Array(64).fill(0xee);
+      const end = putPiece(new DataView(buf.buffer), at, new Piece(text));
+      const untouched = buf.subarray(end + PIECE_SLACK).every((b) => b === 0xee) && buf.subarray(0, at).every((b) => b === 0xee);
+      return end === at + text.length && Buffer.from(buf.subarray(at, end)).toString('latin1') === text && untouched;
+    }));
   });
 
   test('a line is never split across hand-overs, and a line longer than the buffer is an error', () => {

@@ -7,7 +7,6 @@
 //
 // Exit 0 when the stream decoded without an error record, 1 when it had some (unless
 // --tolerate-errors), 2 for bad usage or an unreadable input.
-import { PacketBatch } from '../../../driver/decode/batch.js';
 import { PacketDecoder } from '../../../driver/decode/decoder.js';
 import { AsciiOut } from '../../../driver/decode/ascii-out.js';
 import { writePacketJson } from '../../../driver/decode/json-out.js';
@@ -96,23 +95,14 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
     errors.set(name, (errors.get(name) ?? 0) + 1);
     firstError ??= offset;
   };
-  // --stats needs kinds only: the decoder's batch API (columns, the hot loop) instead of a record per packet.
-  const batch = mode === 'stats' ? new PacketBatch(4096) : undefined;
-  const countBatch = (dec: PacketDecoder): void => {
-    const b = batch!;
-    for (let n = dec.decodeBatch(b); n > 0; n = dec.decodeBatch(b)) {
-      const kinds = b.kind;
-      for (let j = 0; j < n; j++) counts[kinds[j]!]!++;
-      if (b.errors === 0) continue;
-      for (let j = 0; j < n; j++) if (kinds[j] === PacketKind.error) countError(b.a[j]!, b.offset[j]!);
-    }
-  };
+  // --stats needs kinds only: the decoder counts them without a record or a column per packet.
+  const countAll = (dec: PacketDecoder): void => dec.countPackets(counts, countError);
   // JSON and text lines are built as bytes (json-out.ts, text-out.ts: the same lines as packetJsonLine and TextFormatter).
   const bytesOut = mode === 'stats' ? undefined : new AsciiOut(byteOutput(io), OUT_CHUNK);
   const textOut = mode === 'text' ? new TextOut(bytesOut!) : undefined;
   const drain = mode === 'json' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r.error, r.offset); writePacketJson(bytesOut!, r); })
     : mode === 'text' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r.error, r.offset); textOut!.write(r); })
-    : countBatch;
+    : countAll;
 
   const t0 = performance.now();
   let bytes: number;
