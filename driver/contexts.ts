@@ -119,8 +119,9 @@ class Scheduler {
   }
 
   /**
-   * A PMI: switched-out contexts with a filled INT region are handled on their saved images; if
-   * none is due, the PMI is the loaded context's and its handler runs as on a single context.
+   * A PMI: switched-out contexts with a filled INT region are handled on their saved images, and
+   * then the loaded context if its own INT region filled too; if no switched-out one is due, the PMI
+   * is the loaded context's and its handler runs as on a single context.
    */
   private async pmi(ev: Extract<TargetEvent, { kind: 'pmi' }>): Promise<void> {
     const topa = IA32_PERF_GLOBAL_STATUS.decode(ev.globalStatus).Trace_ToPA_PMI;
@@ -133,6 +134,8 @@ class Scheduler {
       return;
     }
     for (const i of out) await this.sessions[i]!.handleWhileOut();
+    // One interrupt may stand for the loaded context's filled INT region too (a merged PMI: §4.5).
+    if (await this.sessions[this.loaded]!.handleIfDue(ev)) return;
     await this.sessions[out[0]!]!.acknowledge(ev);
   }
 

@@ -130,6 +130,13 @@ export class TraceSession {
     return this.saved !== undefined && this.plan.intFilled(readImage(this.saved));
   }
 
+  /** The loaded context's part of a ToPA PMI that was also a switched-out one's (PmiHandler.handleIfDue); true when it was this context's too. */
+  async handleIfDue(ev: Extract<TargetEvent, { kind: 'pmi' }>): Promise<boolean> {
+    const r = await this.handler.handleIfDue(ev);
+    if (r) this.pmis.push(r);
+    return r !== undefined;
+  }
+
   /** Handles a ToPA PMI for this switched-out context on its saved image (PmiHandler.handleSaved); the caller acknowledges it. */
   async handleWhileOut(): Promise<void> {
     if (!this.saved) throw new PtError('bad_state', 'the context is not switched out');

@@ -76,6 +76,21 @@ export class PmiHandler {
 
   /** Runs the handler for `ev` (what the target's top half saw and did). */
   async handle(ev: PmiEvent): Promise<PmiRecord> {
+    return (await this.run(ev, false))!;
+  }
+
+  /**
+   * The handler for a ToPA PMI that was (also) another context's: one interrupt may stand for
+   * several filled INT regions (a second PMI merges into a pending one: docs/sdm/output.md §4.5).
+   * Tracing is stopped and the pointers read as usual; when no INT region of this plan has filled
+   * (and the CPU neither stopped nor failed), CTL is restored and undefined returned, with nothing
+   * refilled or acknowledged (the caller acknowledges). Otherwise the PMI is handled as `handle` does.
+   */
+  async handleIfDue(ev: PmiEvent): Promise<PmiRecord | undefined> {
+    return this.run(ev, true);
+  }
+
+  private async run(ev: PmiEvent, ifDue: boolean): Promise<PmiRecord | undefined> {
     const rt0 = this.io.roundTrips, b0 = this.io.batches;
     const done = (r: Omit<PmiRecord, 'roundTrips' | 'batches'>): PmiRecord =>
       ({ ...r, roundTrips: this.io.roundTrips - rt0, batches: this.io.batches - b0 });
@@ -100,6 +115,12 @@ export class PmiHandler {
     const closeWindow = await openWindow(this.meter, this.io.cpu);
     const [outputBase, maskPtrs, status] = vals.slice(stopOp.length) as [bigint, bigint, bigint];
     const hw = { outputBase, maskPtrs };
+    const stopped = STATUS.decode(status);
+    if (ifDue && !stopped.Stopped && !stopped.Error && !this.plan.intFilled(hw)) {
+      await closeWindow();
+      if (ctl.TraceEn) await this.io.batch([wr(IA32_RTIT_CTL.address, ev.ctl, 'pmi: restore CTL (not this context\'s)')]);
+      return undefined;
+    }
     // Step 4: consume and refill.
     const { st, cut, topaStop, info } = await this.account(hw, status);
     // CTL goes back when tracing was on (a PMI taken with TraceEn=0 leaves nothing to restore). After

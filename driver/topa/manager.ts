@@ -121,7 +121,8 @@ export class TopaManager implements OutputPlan {
     const c = this.cursor;
     const full = c.off === this.placements[c.p]?.region.size;
     const update = await this.policy.refill(this, hw);
-    this.serviced = Math.max(this.serviced, full ? c.p + 1 : c.p);
+    // A policy that moves the cursor to a fresh placement (single-entry's swap) retires every one before it.
+    this.serviced = Math.max(this.serviced, full ? c.p + 1 : c.p, this.cursor.p);
     return update;
   }
 

@@ -12,6 +12,7 @@ import { ovfDrain } from './ovf-drain.js';
 import { psbFrequency } from './psb-frequency.js';
 import { retCompression } from './ret-compression.js';
 import { tracestop } from './tracestop.js';
+import { tracestopInSkid } from './tracestop-in-skid.js';
 import { errReservedBit } from './err-reserved-bit.js';
 import { errTopaEndInEntry0 } from './err-topa-end-in-entry0.js';
 import { errTopaMisaligned } from './err-topa-misaligned.js';
@@ -35,19 +36,21 @@ import { topaGrow } from './topa-grow.js';
 import { topaProtectUnread } from './topa-protect-unread.js';
 import { topaProtectUnreadLate } from './topa-protect-unread-late.js';
 import { topaStop } from './topa-stop.js';
+import { topaChainStopEnd } from './topa-chain-stop-end.js';
 import { pmiAtFinalStop } from './pmi-at-final-stop.js';
 import { failSafeBusy } from './fail-safe-busy.js';
 import { pmiBackToBack } from './pmi-back-to-back.js';
 import { topaBudget } from './topa-budget.js';
 import { topaCachedEntries } from './topa-cached-entries.js';
 import { manualPmiOtherContext, xsavesPmiOtherContext } from './pmi-other-context.js';
+import { protectUnreadOtherContext } from './protect-unread-other-context.js';
 
 /** Every scenario. */
 export const SCENARIOS: readonly Scenario[] = [
-  topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaProtectUnreadLate, topaStop, topaBudget, topaCachedEntries, singleRangeWrap, singleEntryTopa,
-  pmiSkid, pmiBackToBack, pmiTopHalf, pmiNotTopa, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, manualPmiOtherContext, contextSwitchManual, failSafeBusy,
+  topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaProtectUnreadLate, topaStop, topaChainStopEnd, topaBudget, topaCachedEntries, singleRangeWrap, singleEntryTopa,
+  pmiSkid, pmiBackToBack, pmiTopHalf, pmiNotTopa, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, manualPmiOtherContext, protectUnreadOtherContext, contextSwitchManual, failSafeBusy,
   errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaMidrun, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
-  cr3Filter, ipFilter, tracestop, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,
+  cr3Filter, ipFilter, tracestop, tracestopInSkid, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,
   ptwrite, disTnt,
 ];
 

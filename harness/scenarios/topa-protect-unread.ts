@@ -13,28 +13,45 @@ import { needsMultiEntryTopa } from './topa-grow.js';
 
 /** Regions in the ring, and their size. */
 export const K = 4, REGION = 4096;
-const MASK_PTRS = hex(0x561);
+const OUTPUT_BASE = hex(0x560), MASK_PTRS = hex(0x561);
+
+/** Which ring `misplacedMarkers` follows when several contexts share the transcript. */
+export interface RingOf {
+  /** Regions in the ring (default K). */
+  readonly k?: number;
+  /**
+   * The ring's table (hex, as the transcript writes it): only its entry writes, and only positions
+   * read while OUTPUT_BASE named it, count; a saved context's position is the one its XSAVES saved
+   * (docs/sdm/xsave.md §2), and only refill notes of this policy count. Default: every line.
+   */
+  readonly table?: string;
+}
 
 /**
  * Handlers whose markers after the refill are not where the policy puts them, in words. A handler is
  * its MASK_PTRS read (where the CPU is) up to its refill note ("pmi: …", written after the refill's
  * ToPA entry writes), wherever it runs: at its PMI, or later for a late reader.
  */
-export function misplacedMarkers(lines: readonly TranscriptLine[]): string[] {
+export function misplacedMarkers(lines: readonly TranscriptLine[], ring: RingOf = {}): string[] {
+  const k = ring.k ?? K, table = ring.table;
   const markers = new Map<number, { int: boolean; stop: boolean }>();
   const bad: string[] = [];
-  let read: TranscriptLine | undefined;
+  let read: string | undefined, base: string | undefined;
   for (const l of lines) {
-    if (l.op === 'topa' && l.index !== undefined && l.index < K) markers.set(l.index, { int: / INT/.test(l.entry ?? ''), stop: / STOP/.test(l.entry ?? '') });
-    if (l.op === 'rdmsr' && l.msr === MASK_PTRS && l.result !== undefined) read = l;
-    if (l.op !== 'note' || !l.value?.startsWith('pmi: ') || !read) continue;
-    const p = decodeTopaPointers(BigInt(read.result!));
+    if (l.op === 'topa' && l.index !== undefined && l.index < k && (table === undefined || l.addr === table)) {
+      markers.set(l.index, { int: / INT/.test(l.entry ?? ''), stop: / STOP/.test(l.entry ?? '') });
+    }
+    if (l.op === 'rdmsr' && l.msr === OUTPUT_BASE && l.result !== undefined) base = l.result;
+    if (l.op === 'rdmsr' && l.msr === MASK_PTRS && l.result !== undefined && (table === undefined || base === table)) read = l.result;
+    if (table !== undefined && l.op === 'xsaves' && l.area?.IA32_RTIT_OUTPUT_BASE === table) read = l.area.IA32_RTIT_OUTPUT_MASK_PTRS;
+    if (l.op !== 'note' || !l.value?.startsWith(table === undefined ? 'pmi: ' : 'pmi: protect-unread') || !read) continue;
+    const p = decodeTopaPointers(BigInt(read));
     read = undefined;
-    const c = (Number(p.entryIndex) + (Number(p.outputOffset) === REGION ? 1 : 0)) % K;
-    const stop = (c - 1 + K) % K;
-    const wake = (c + Math.floor(K / 2) - 1) % K;
-    const want = Array.from({ length: K }, (_, n) => `${n === stop || n === wake ? 'I' : '-'}${n === stop ? 'S' : '-'}`).join(' ');
-    const got = Array.from({ length: K }, (_, n) => `${markers.get(n)?.int ? 'I' : '-'}${markers.get(n)?.stop ? 'S' : '-'}`).join(' ');
+    const c = (Number(p.entryIndex) + (Number(p.outputOffset) === REGION ? 1 : 0)) % k;
+    const stop = (c - 1 + k) % k;
+    const wake = (c + Math.floor(k / 2) - 1) % k;
+    const want = Array.from({ length: k }, (_, n) => `${n === stop || n === wake ? 'I' : '-'}${n === stop ? 'S' : '-'}`).join(' ');
+    const got = Array.from({ length: k }, (_, n) => `${markers.get(n)?.int ? 'I' : '-'}${markers.get(n)?.stop ? 'S' : '-'}`).join(' ');
     if (got !== want) bad.push(`refill at seq ${l.seq} (CPU at entry ${c}): markers ${got}, want ${want}`);
   }
   return bad;

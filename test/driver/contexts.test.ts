@@ -26,6 +26,18 @@ describe('traceContexts', () => {
     expect([rs.map((r) => r.ledger.lost.length), rs.map((r) => r.ledger.written === r.ledger.collected), rs[0]!.ledger.written! + rs[1]!.ledger.written!])
       .toEqual([[0, 0], [true, true], total]);
   });
+  test('single-entry contexts (MENTRY=0) are lossless: a swapped-out region is serviced, so a switched-out context is not due at every later PMI', async () => {
+    // Each refill swaps in a fresh region before the old one is full (early PMI): the old placement,
+    // INT and behind the cursor, must count as serviced or that context swallows the other's PMIs.
+    await using sim = await SimTarget.create({ profile: 'broadwell', trace: { truth: false } });
+    const a = generateWorkload(1, { branches: 40_000 }), b = generateWorkload(10, { base: 0x2000_0000n, branches: 40_000 });
+    const se: TraceRequest = { output: { scheme: 'topa', policy: 'single-entry', regionSize: 8192, regions: 1 }, switching: 'manual' };
+    const rs = await traceContexts(sim, [{ name: 'A', workload: a, req: se }, { name: 'B', workload: b, req: se }], {
+      sliceBranches: 300, writtenNow: () => sim.written(0),
+    });
+    expect(rs.map((r) => [r.name, r.ledger.lost, r.ledger.written === r.ledger.collected, r.pmis.filter((p) => p.action === 'handled').length > 0]))
+      .toEqual([['A', [], true, true], ['B', [], true, true]]);
+  });
   test('a PMI after XSAVES is handled on the switched-out context\'s image', async () => {
     const { rs } = await twoContexts('full', 'xsaves');
     expect(rs.flatMap((r) => r.pmis).some((p) => p.action === 'handled-saved')).toBe(true);

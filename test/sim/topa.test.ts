@@ -105,6 +105,23 @@ describe('ToPA PMI (docs/sdm/output.md §4.5)', () => {
     stop(r);
     expect(r.f.deliveredPmis).toBe(1);
   });
+  test('a PMI still in its skid is raised at a TraceStop: no more bytes come (model choice, §4.5)', async () => {
+    const r = rig('skylake', { entries: [[T, R0 | INT], [T + 8n, R1 | STOP], [T + 16n, T | END]], topa: { pmiSkid: 8192 } });
+    await r.out.writeBytes(bytes(4096 + 10));
+    const before = r.f.deliveredPmis;
+    r.out.traceStopped();
+    // The pointer stays where the last byte went: entry 1 (a STOP entry, not full), offset 10.
+    expect([before, r.f.deliveredPmis, r.f.peek(0x38e)]).toEqual([0, 1, 1n << 55n]);
+    r.out.traceStopped();
+    expect(r.f.deliveredPmis).toBe(1);
+    expect(stop(r).slice(0, 2)).toEqual([T, mp(1n, 10n)]);
+  });
+  test('a TraceStop without a PMI in its skid raises none', async () => {
+    const r = rig('skylake', { entries: [[T, R0 | INT], [T + 8n, R1], [T + 16n, T | END]], topa: { pmiSkid: 8192 } });
+    await r.out.writeBytes(bytes(4000));
+    r.out.traceStopped();
+    expect([r.f.deliveredPmis, r.f.peek(0x38e)]).toEqual([0, 0n]);
+  });
   test('INT and STOP on one entry: Stopped is set and the PMI still comes (STOP before INT)', async () => {
     const r = rig('skylake', { entries: [[T, R0 | INT | STOP], [T + 8n, R1], [T + 16n, T | END]], topa: { pmiSkid: 100 } });
     await r.out.writeBytes(bytes(5000));

@@ -167,6 +167,18 @@ describe('TraceStop (README §4.4)', () => {
     expect(t.next()).toEqual(['pip 0x2000', 'tip.pgd 1 0x813', 'stop']);
   });
 
+  test('a TraceStop tells the sink, after its last byte, that no more bytes come (docs/sdm/output.md §4.5)', () => {
+    const t = inRanges(IN);
+    const seen: string[] = [];
+    const put = t.sink.put.bind(t.sink);
+    t.sink.put = (buf, start, end) => { seen.push(`put ${end - start}`); put(buf, start, end); };
+    (t.sink as { traceStopped?: () => void }).traceStopped = () => seen.push('stopped');
+    t.g.branchJcc(IN, IN + 2, STOP, true);
+    expect(seen.at(-1)).toBe('stopped');
+    expect(seen.filter((x) => x === 'stopped')).toHaveLength(1);
+    expect(t.next()).toEqual(['tip.pgd 0', 'stop']);
+  });
+
   test('a TraceStop range alone does not filter: branches elsewhere are traced', () => {
     const t = make();
     const ctl = IA32_RTIT_CTL.encode({ TraceEn: true, User: true, BranchEn: true, ToPA: true, ADDR0_CFG: 2 });

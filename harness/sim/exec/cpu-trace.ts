@@ -82,6 +82,11 @@ export class CpuTrace implements TraceHooks, TraceSink {
     this.checkOutput();
   }
 
+  /** A TraceStop: the output engine settles what waits for more bytes (a ToPA PMI in its skid: docs/sdm/output.md §4.5). */
+  traceStopped(): void {
+    this.output.traceStopped();
+  }
+
   // ------------------------------------------------------------- TraceHooks
 
   enabled(f: MsrFile): void {

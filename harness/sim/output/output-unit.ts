@@ -55,4 +55,9 @@ export class OutputUnit implements OutputPort {
     else if (this.scheme === 'single-range') this.single.writeBytes(bytes);
     this.discarded += bytes.length - (this.written - before);
   }
+
+  /** A TraceStop set Stopped: no byte follows until TraceEn is set again (docs/sdm/output.md §4.5 model choice). */
+  traceStopped(): void {
+    if (this.scheme === 'topa') this.topa.traceStopped();
+  }
 }

@@ -1,5 +1,6 @@
 // ToPA output (docs/sdm/output.md §4): the table walk, END (followed lazily),
-// STOP, INT with a PMI after a configurable skid, the maximum-table wrap,
+// STOP, INT with a PMI after a configurable skid (cut short by a stop or a
+// TraceStop), the maximum-table wrap,
 // the §4.7 operational errors, single-entry (MENTRY=0) CPUs with their early
 // PMI, and the entry cache knob (§4.8).
 import { PtError } from '../../../driver/errors.js';
@@ -216,7 +217,17 @@ export class TopaOutput {
     if (this.pmiSkidLeft <= 0) this.flushPmi();
   }
 
-  /** No more bytes will come (stop, error, TraceEn 1→0): a PMI in its skid is raised now. */
+  /**
+   * A TraceStop set Stopped (docs/sdm/README.md §4.4): like a STOP, no byte follows until TraceEn is
+   * set again, so a PMI still in its skid is raised now rather than at the next TraceEn 1→0 (model
+   * choice, docs/sdm/output.md §4.5: the SDM only says the PMI is imprecise). The handler then finds
+   * STATUS.Stopped=1 from the TraceStop, with TraceEn=1 and the pointer wherever the last byte went.
+   */
+  traceStopped(): void {
+    this.flushPmi();
+  }
+
+  /** No more bytes will come (STOP, TraceStop, error, TraceEn 1→0): a PMI in its skid is raised now. */
   private flushPmi(): void {
     if (this.pmiSkidLeft === undefined) return;
     this.pmiSkidLeft = undefined;

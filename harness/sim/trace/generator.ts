@@ -697,7 +697,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     if (this.rec !== null) this.rec.enable(ip);
   }
 
-  /** TraceStop hit: TraceStop packet, Stopped := 1, TriggerEn := 0 (README §4.4). Bytes so far go out. */
+  /** TraceStop hit: TraceStop packet, Stopped := 1, TriggerEn := 0 (README §4.4). Bytes so far go out; the sink is told no more come. */
   private traceStopHit(): void {
     if (this.triggerEn && this.contextEn) this.traceStopPacket();
     this.stopped = true;
@@ -708,6 +708,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     this.rets.clear();
     this.nextCheck = -Infinity;
     this.nextTime = Infinity;
+    this.sink.traceStopped?.();
   }
 
   /** TraceEn 0→1 without PSB+: TSC?, TMA?, CBR (§10). */

@@ -5,6 +5,11 @@
 /** Receives trace bytes in stream order; `buf[start, end)` is only valid during the call. */
 export interface TraceSink {
   put(buf: Uint8Array, start: number, end: number): void;
+  /**
+   * A TraceStop (docs/sdm/README.md §4.4) set Stopped: the bytes so far have gone to `put`, and no
+   * more come until TraceEn is set again. Optional: sinks that only collect bytes ignore it.
+   */
+  traceStopped?(): void;
 }
 
 /** Keeps every byte (tests, small runs). */

@@ -1,0 +1,203 @@
+// protect-unread-other-context: a context stopped at its full STOP+INT entry,
+// whose PMI is handled on its saved image while another context runs
+// (docs/sdm/output.md §4.4, §4.5, §7.1–§7.3; docs/sdm/xsave.md §2–§5). Two
+// contexts share one CPU. A traces into a protect-unread ring of three regions
+// and runs with interrupts off (a long IF=0 stretch, §4.5): a PMI its INT
+// regions raise is taken only when A leaves the CPU, after its state was saved
+// (XSAVES where the CPU can, by hand otherwise) and B's restored, or at A's
+// exit. A's reader is thus late: A often fills its ring up to the STOP+INT
+// entry before unread data and stops there (Stopped=1, the pointer at the end
+// of that region), and is saved like that. The handler must then service A on
+// its saved image (B's MSRs are not A's): one "stop" loss, the ring re-armed
+// past the full entry, Stopped cleared and the pointer moved on in the image,
+// so A traces on once restored. B traces into a growing table with timely
+// PMIs, and none of them may be taken for A (whose INT regions were all
+// serviced), nor A's for B. Two runs: with long slices A stops before nearly
+// every switch; with short ones it is mostly switched out before its STOP
+// entry, its wake-up INT region (the one it was writing at the last refill)
+// full, and that PMI is A's all the same.
+import { imbalance } from '../../driver/collect/ledger.js';
+import { traceContexts, type ContextResult } from '../../driver/contexts.js';
+import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
+import type { TraceRequest } from '../../driver/request.js';
+import { hex, type Execution, type StartOpts, type Target, type TargetEvent, type TranscriptLine, type Workload } from '../../driver/target.js';
+import type { SimTarget } from '../sim/sim-target.js';
+import type { GeneratedWorkload } from '../sim/workload/index.js';
+import { seededWorkload, type ScenarioContext } from './context.js';
+import { everyPmiHandled, linesOf, timingVolume, topa } from './helpers.js';
+import { expectGrowRefills } from './pmi-other-context.js';
+import type { Scenario } from './scenario.js';
+import { needsMultiEntryTopa } from './topa-grow.js';
+import { misplacedMarkers, REGION } from './topa-protect-unread.js';
+import { ownedTruth } from './truth-owner.js';
+
+/** A's ring: three regions, so the wake-up INT is the entry the CPU writes right after a refill (topa/policies.ts `arm`). */
+const RING = 3;
+/** Where B's workload lives: clear of A's (0x10000000) and below 2^31. */
+const SECOND_BASE = 0x2000_0000n;
+
+/** The `protect-unread-other-context` scenario (see the file comment). */
+export const protectUnreadOtherContext: Scenario = {
+  name: 'protect-unread-other-context',
+  checks: 'two contexts; A\'s protect-unread ring takes its PMIs only after it left the CPU: A stops at the full STOP+INT entry, the PMI is handled on its saved image ("stop" once, ring re-armed, Stopped cleared) and A traces on; no PMI is taken for the wrong context',
+  appliesTo: 'CPUs with multi-entry ToPA (the model: real targets run one workload per CPU)',
+  targets: ['sim'],
+  skip: (env) => needsMultiEntryTopa(env.caps),
+  negative: 'no-topa-stop-status',
+  async run(ctx) {
+    const a = ctx.workload({ minBranches: 40_000 });
+    const b = seededWorkload((ctx.env.seed * 7 + 3) >>> 0, { base: SECOND_BASE, minBranches: 40_000 });
+    // Long slices: A fills its ring after the wake-up PMI and stops before it is switched out. This
+    // run's A trace is the exported one (truth.jsonl keeps A's records only).
+    const ra = await twoContexts(ctx, a, b, LONG_SLICE);
+    ctx.result = ra;
+    ctx.expect('long slices: A\'s PMIs were handled on its saved image, at least twice with A stopped at the full STOP+INT entry',
+      ra.pmis.filter((p) => p.action === 'handled-saved' && p.stopped).length >= 2, records(ra));
+    ctx.truthFilter = ownedTruth(a.base, a.image.length);
+    ctx.expectFlowEqualsTruth('ptlab flow of A\'s trace up to its first stop gap is a prefix of A\'s part of truth.jsonl', 'prefix');
+    // Short slices: A is mostly switched out before it reaches its STOP entry, with the wake-up INT
+    // region it was writing at the last refill full: that PMI is still A's.
+    const rs = await twoContexts(ctx, a, b, SHORT_SLICE);
+    ctx.expect('short slices: A\'s PMIs were handled on its saved image, at least twice',
+      rs.pmis.filter((p) => p.action === 'handled-saved').length >= 2, records(rs));
+    // Held at entry too: a PMI pending when A is entered (B's, raised by the bytes B's save flushed)
+    // waits with A's own until A leaves. The one interrupt then stands for A's filled INT region and
+    // B's (a merged PMI, §4.5): both contexts must be serviced, B on the CPU after A on its image.
+    const rm = await twoContexts(ctx, a, b, LONG_SLICE, true);
+    ctx.expect('merged PMIs: A\'s PMIs were handled on its saved image, at least twice',
+      rm.pmis.filter((p) => p.action === 'handled-saved').length >= 2, records(rm));
+  },
+};
+
+/** Branches each context runs before a switch: A writes more than its ring after a PMI, or less. */
+const LONG_SLICE = 3000, SHORT_SLICE = 1500;
+
+function records(r: ContextResult): string {
+  return r.pmis.map((p) => `${p.action}${p.stopped ? '(S)' : ''}`).join(',');
+}
+
+/** One run of A and B with `slice`-branch slices and its expectations (labelled by the slice); A's result. */
+async function twoContexts(ctx: ScenarioContext, a: GeneratedWorkload, b: GeneratedWorkload, slice: number, holdAtEntry = false): Promise<ContextResult> {
+  const sim = ctx.sim!;
+  const label = holdAtEntry ? 'merged PMIs' : `${slice === LONG_SLICE ? 'long' : 'short'} slices`;
+  const mode = ctx.env.caps.xsaves && ctx.env.caps.xssPtState ? 'xsaves' : 'manual';
+  const extra = { switching: mode, ...timingVolume(ctx.env.caps) } as const;
+  const reqA: TraceRequest = { output: { scheme: 'topa', policy: 'protect-unread', regionSize: REGION, regions: RING }, ...extra };
+  const from = ctx.target.lines.length, truthFrom = sim.truth(0).length;
+  const results = await traceContexts(interruptsOffWhile(ctx.target, sim, a, holdAtEntry), [
+    { name: 'A', workload: a, req: reqA }, { name: 'B', workload: b, req: topa('grow', 3, extra) },
+  ], { sliceBranches: slice, ...ctx.sessionOptions(), writtenNow: () => sim.written(0) });
+  const [ra, rb] = results as [ContextResult, ContextResult];
+  const lines = ctx.target.lines.slice(from);
+  // A PMI already in flight when a final stop acknowledged GLOBAL_STATUS[55] still arrives (an
+  // interrupt is not recalled) and must be left alone as not a ToPA PMI.
+  const clear = linesOf(lines, 'pmi').filter((l) => !IA32_PERF_GLOBAL_STATUS.decode(BigInt(l.value ?? '0')).Trace_ToPA_PMI).length;
+  const notTopa = results.reduce((n, r) => n + r.pmis.filter((p) => p.action === 'not-topa').length, 0);
+  ctx.expectEqual(`${label}: exactly the PMIs that arrived with GLOBAL_STATUS[55] already clear were left alone as not ToPA PMIs`, notTopa, clear);
+  for (const r of results) {
+    ctx.expect(`${label}: context ${r.name}: every ToPA PMI was handled`, everyPmiHandled(r.pmis.filter((p) => p.action !== 'not-topa')), records(r));
+  }
+  // One "stop" per stop: each handler that found A stopped, and the final stop if A ended stopped.
+  const stops = ra.ledger.lost.filter((l) => l.reason === 'stop');
+  const handledStops = ra.pmis.filter((p) => p.action !== 'final-stop' && p.stopped);
+  ctx.expectEqual(`${label}: A: one "stop" loss per stop a handler or the final stop found, each at a region boundary, and no other loss`,
+    [stops.length, stops.every((l) => l.at % REGION === 0 && l.bytes === null), ra.ledger.lost.length],
+    [handledStops.length + (ra.final.stopped ? 1 : 0), true, stops.length]);
+  // After each stop a handler cleared, A traced on: more output follows it (Stopped cleared and the
+  // pointer moved past the full entry in the image that the next restore loaded: §4.4).
+  const ats = handledStops.map((p) => p.at);
+  const stuck = ats.filter((at, i) => at >= ra.stream.length || (i > 0 && at <= ats[i - 1]!));
+  ctx.expect(`${label}: A traced on after every stop a handler cleared (output follows each; no stop found twice at one place)`, stuck.length === 0,
+    `${ats.length} stops cleared, at ${ats.join(', ') || '-'}; ${ra.stream.length} bytes collected`);
+  // A restore may load Stopped=1 only while the stop's PMI is still pending (taken then, on the CPU).
+  const table = linesOf(lines, 'wrmsr', IA32_RTIT_OUTPUT_BASE.address)[0]?.value ?? '';
+  const restoredStopped = restoredStatus(lines, table).filter((st) => IA32_RTIT_STATUS.decode(st).Stopped).length;
+  const liveStops = ra.pmis.filter((p) => p.action === 'handled' && p.stopped).length;
+  ctx.expect(`${label}: A was restored with STATUS.Stopped=1 only with its PMI still pending: a handled stop was cleared in the saved image`,
+    restoredStopped <= liveStops, `${restoredStopped} restores with Stopped=1; ${liveStops} stops handled on the CPU after a restore`);
+  const bad = misplacedMarkers(lines, { k: RING, table });
+  const refills = ra.pmis.filter((p) => p.branch !== undefined).length;
+  ctx.expect(`${label}: A: after every refill, STOP+INT on the entry before unread data and the wake-up INT where the policy puts them`,
+    bad.length === 0 && refills > 0, bad.length ? bad.slice(0, 2).join('; ') : `${refills} refills`);
+  // B: timely PMIs, each taken for B; one taken for A (or one of A's taken for B) shows in B's growth.
+  expectGrowRefills(ctx, rb, label);
+  ctx.expect(`${label}: B: lossless`, rb.ledger.lost.length === 0, JSON.stringify(rb.ledger.lost));
+  for (const r of results) ctx.expectEqual(`${label}: context ${r.name}: the ledger balances`, imbalance(r.ledger), 0);
+  // A sound run takes at most one ToPA PMI per INT region (4 KiB at least each), plus a few.
+  const pmis = linesOf(lines, 'pmi').length, bytes = ra.ledger.collected + rb.ledger.collected;
+  ctx.expect(`${label}: no PMI storm: at most one PMI per KiB of output, plus a few`, pmis <= 16 + bytes / 1024, `${pmis} PMIs for ${bytes} bytes`);
+  ctx.expect(`${label}: the contexts took turns, each switched out and in`, ra.switches >= 3 && rb.switches >= 3, `${ra.switches} and ${rb.switches} switches`);
+  ctx.expectEqual(`${label}: tracing is off at the end`, IA32_RTIT_CTL.decode(await ctx.target.rdmsr(0, IA32_RTIT_CTL.address)).TraceEn, false);
+  const traced = ownedTruth(b.base, b.image.length)(sim.truth(0).slice(truthFrom)).filter((l) => l.startsWith('{"ip"')).length;
+  ctx.expectEqual(`${label}: every branch of B was traced`, traced, b.model.branchCount);
+  ctx.expectEqual(`${label}: every buffer and table the driver allocated was freed`, linesOf(lines, 'alloc').length, linesOf(lines, 'free').length);
+  return ra;
+}
+
+/** STATUS as each restore of the context whose ToPA table is `table` loaded it: its XRSTORS areas, or its STATUS writes. */
+function restoredStatus(lines: readonly TranscriptLine[], table: string): bigint[] {
+  const out: bigint[] = [];
+  let base: string | undefined;
+  for (const l of lines) {
+    if (l.op === 'xrstors' && l.area?.IA32_RTIT_OUTPUT_BASE === table && l.area.IA32_RTIT_STATUS) out.push(BigInt(l.area.IA32_RTIT_STATUS));
+    if (l.op === 'wrmsr' && l.msr === hex(IA32_RTIT_OUTPUT_BASE.address)) base = l.value;
+    if (l.op === 'wrmsr' && l.msr === hex(IA32_RTIT_STATUS.address) && base === table && l.value !== undefined) out.push(BigInt(l.value));
+  }
+  return out;
+}
+
+/**
+ * `target` on which `late` runs with interrupts off (docs/sdm/output.md §4.5): a PMI raised while its
+ * code runs stays pending until it leaves the CPU: it is taken right after the switch to the next
+ * context (the driver's save and restore done), or before its exit. What the top half reads (GLOBAL_STATUS,
+ * CTL, STATUS) is read when the PMI is taken. The CPU masked the LVT entry when it raised the PMI,
+ * so a second one merges into it (§4.5).
+ */
+function interruptsOffWhile(target: Target, sim: SimTarget, late: Workload, holdAtEntry: boolean): Target {
+  let held: Extract<TargetEvent, { kind: 'pmi' }> | undefined, released = false;
+  const take = (): TargetEvent => {
+    const f = sim.unit(held!.cpu), ev = held!;
+    held = undefined;
+    released = false;
+    return {
+      ...ev, globalStatus: f.peek(IA32_PERF_GLOBAL_STATUS.address), ctl: f.peek(IA32_RTIT_CTL.address), status: f.peek(IA32_RTIT_STATUS.address),
+    };
+  };
+  const start = (workload: Workload, cpu: number, opts?: StartOpts): Execution => {
+    const exec = target.start(workload, cpu, opts);
+    const mine = workload === late;
+    return {
+      events: {
+        async *[Symbol.asyncIterator](): AsyncGenerator<TargetEvent> {
+          const it = exec.events[Symbol.asyncIterator]();
+          try {
+            for (;;) {
+              if (held && released) { yield take(); continue; }
+              const ran = sim.retiredBranches(cpu);
+              const n = await it.next();
+              if (n.done) return;
+              const ev = n.value;
+              // Held when A's code ran since the last event; one pending when A was entered (e.g. B's,
+              // raised by the bytes B's save flushed) is taken then unless `holdAtEntry` (the switch
+              // ends with interrupts on, or A's entry keeps them off).
+              if (mine && ev.kind === 'pmi' && (holdAtEntry || sim.retiredBranches(cpu) !== ran)) { held = ev; continue; }
+              if (mine && held && ev.kind === 'exit') yield take();
+              if (mine && held && ev.kind === 'slice') released = true;
+              yield ev;
+            }
+          } finally {
+            await it.return?.();
+          }
+        },
+      },
+      [Symbol.asyncDispose]: () => exec[Symbol.asyncDispose](),
+    };
+  };
+  return new Proxy(target, {
+    get(t, k) {
+      if (k === 'start') return start;
+      const v: unknown = Reflect.get(t, k, t);
+      return typeof v === 'function' ? (v as (...args: unknown[]) => unknown).bind(t) : v;
+    },
+  });
+}
