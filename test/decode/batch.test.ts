@@ -12,9 +12,8 @@ import { PacketDecoder } from '../../driver/decode/decoder.js';
 import { PacketWriter } from '../../driver/decode/encode.js';
 import { packetJsonLine } from '../../driver/decode/json.js';
 import { PacketKind, PacketRecord } from '../../driver/decode/record.js';
-import { randomStream } from '../crosscheck/random-stream.js';
 import { anyPacket } from './arbitrary.js';
-import { hex, jsonLines, prng } from './helpers.js';
+import { damagedStream, hex, jsonLines } from './helpers.js';
 
 const batches = new Map<string, PacketBatch>();
 
@@ -54,13 +53,6 @@ function nextChecksum(bytes: Uint8Array): number {
   return h;
 }
 
-/** A stream of `size` bytes with every packet type and no errors (test/crosscheck), plus flipped bytes when `flips` > 0. */
-function stream(seed: number, size: number, flips: number): Uint8Array {
-  const s = randomStream(seed, size);
-  const r = prng(seed);
-  for (let k = 0; k < flips; k++) s[Math.floor(r() * s.length)] = Math.floor(r() * 256);
-  return s;
-}
 
 describe('PacketBatch decoding', () => {
   const cases = [
@@ -75,7 +67,7 @@ describe('PacketBatch decoding', () => {
   test.for(cases.flatMap((c) => [{ ...c, pooled: true }, { ...c, pooled: false }]))(
     'decodeBatch gives the records of next() (seed $seed, $flips flipped bytes, capacity $capacity, pooled $pooled)',
     ({ seed, flips, capacity, pooled }) => {
-      const bytes = stream(seed, 24 << 10, flips);
+      const bytes = damagedStream(seed, 24 << 10, flips);
       expect(batchDecode(bytes, capacity, pooled).lines).toEqual(jsonLines(bytes));
     },
   );
@@ -86,12 +78,12 @@ describe('PacketBatch decoding', () => {
     { seed: 12, flips: 50, capacity: 5, pooled: true },
     { seed: 12, flips: 50, capacity: 5, pooled: false },
   ])('the batch checksum equals checksumRecord over next() (seed $seed, $flips flipped bytes, pooled $pooled)', ({ seed, flips, capacity, pooled }) => {
-    const bytes = stream(seed, 24 << 10, flips);
+    const bytes = damagedStream(seed, 24 << 10, flips);
     expect(batchDecode(bytes, capacity, pooled).checksum).toBe(nextChecksum(bytes));
   });
 
   test('the batch checksum equals checksumBatch over the stored columns', () => {
-    const bytes = stream(21, 16 << 10, 30);
+    const bytes = damagedStream(21, 16 << 10, 30);
     const dec = new PacketDecoder(bytes);
     const batch = batchOf(64, true);
     let h = CHECKSUM_INIT;
@@ -112,7 +104,7 @@ describe('PacketBatch decoding', () => {
   });
 
   test('batch.errors counts the error records of the batch', () => {
-    const bytes = stream(31, 16 << 10, 40);
+    const bytes = damagedStream(31, 16 << 10, 40);
     const want = jsonLines(bytes).filter((l) => l.includes('"error"')).length;
     expect(want).toBeGreaterThan(0);
     expect(batchDecode(bytes, 4096).errors).toBe(want);
@@ -126,7 +118,7 @@ describe('PacketBatch decoding', () => {
   });
 
   test('decodeBatch returns 0 once the buffer is exhausted, and keeps returning 0', () => {
-    const bytes = stream(41, 4 << 10, 0);
+    const bytes = damagedStream(41, 4 << 10, 0);
     const dec = new PacketDecoder(bytes);
     const batch = batchOf(5000, false);
     expect(dec.decodeBatch(batch)).toBeGreaterThan(0);
@@ -136,7 +128,7 @@ describe('PacketBatch decoding', () => {
   });
 
   test('decodeBatch and next() may be mixed on one decoder', () => {
-    const bytes = stream(51, 16 << 10, 10);
+    const bytes = damagedStream(51, 16 << 10, 10);
     const dec = new PacketDecoder(bytes);
     const batch = batchOf(64, true);
     const rec = new PacketRecord();
@@ -154,7 +146,7 @@ describe('PacketBatch decoding', () => {
   });
 
   test('chunked decoding with decodeBatch gives the one-shot records', () => {
-    const bytes = stream(61, 16 << 10, 10);
+    const bytes = damagedStream(61, 16 << 10, 10);
     const cuts = [1000, 1001, 5003, 9000, 12001];
     const lines: string[] = [];
     const batch = batchOf(64, true);
@@ -179,8 +171,8 @@ describe('PacketBatch decoding', () => {
   });
 
   test('two batches decoding in turn keep their own packets', () => {
-    const x = stream(91, 4 << 10, 0);
-    const y = stream(92, 4 << 10, 0);
+    const x = damagedStream(91, 4 << 10, 0);
+    const y = damagedStream(92, 4 << 10, 0);
     const bx = batchOf(64, true);
     const by = batchOf(7, true);
     const dx = new PacketDecoder(x);
@@ -193,7 +185,7 @@ describe('PacketBatch decoding', () => {
   });
 
   test('offsets are absolute with a baseOffset', () => {
-    const bytes = stream(71, 2 << 10, 0);
+    const bytes = damagedStream(71, 2 << 10, 0);
     const dec = new PacketDecoder(bytes, { baseOffset: 2 ** 40 });
     const batch = batchOf(4096, true);
     dec.decodeBatch(batch);
@@ -246,7 +238,7 @@ describe('PacketBatch pool regions', () => {
 
   test('batches with and without a pool region decode the same records', () => {
     // Pool regions are few and never given back (batch.ts `region`): the later batches copy.
-    const bytes = stream(81, 8 << 10, 10);
+    const bytes = damagedStream(81, 8 << 10, 10);
     const want = jsonLines(bytes);
     const rec = new PacketRecord();
     const regions: boolean[] = [];

@@ -6,9 +6,8 @@ import { describe, expect, test } from 'vitest';
 import { PacketDecoder } from '../../driver/decode/decoder.js';
 import { encodePackets } from '../../driver/decode/encode.js';
 import { PacketKind } from '../../driver/decode/record.js';
-import { randomStream } from '../crosscheck/random-stream.js';
 import { anyPacket } from './arbitrary.js';
-import { prng } from './helpers.js';
+import { damagedStream } from './helpers.js';
 
 interface Tally { readonly counts: number[]; readonly errors: string[] }
 
@@ -42,21 +41,13 @@ function byCount(bytes: Uint8Array, cuts: readonly number[] = []): Tally {
   return { counts: [...counts], errors };
 }
 
-/** A stream with every packet type (test/crosscheck), with `flips` random bytes overwritten. */
-function stream(seed: number, size: number, flips: number): Uint8Array {
-  const s = randomStream(seed, size);
-  const r = prng(seed);
-  for (let k = 0; k < flips; k++) s[Math.floor(r() * s.length)] = Math.floor(r() * 256);
-  return s;
-}
-
 describe('PacketDecoder.countPackets', () => {
   test.for([
     { seed: 1, flips: 0 },
     { seed: 2, flips: 20 },
     { seed: 3, flips: 300 },
   ])('counts what next() decodes (seed $seed, $flips flipped bytes)', ({ seed, flips }) => {
-    const bytes = stream(seed, 48 << 10, flips);
+    const bytes = damagedStream(seed, 48 << 10, flips);
     const want = byNext(bytes);
     expect(want.counts.filter((n) => n > 0).length).toBeGreaterThan(10);
     if (flips > 0) expect(want.errors.length).toBeGreaterThan(0);
@@ -64,7 +55,7 @@ describe('PacketDecoder.countPackets', () => {
   });
 
   test('chunked input gives the one-shot counts', () => {
-    const bytes = stream(4, 32 << 10, 40);
+    const bytes = damagedStream(4, 32 << 10, 40);
     expect(byCount(bytes, [1, 2, 1000, 1009, 20_000])).toEqual(byNext(bytes));
   });
 

@@ -1,6 +1,7 @@
 // Shared helpers for the packet-layer tests.
 import { PacketDecoder, type DecoderOptions } from '../../driver/decode/decoder.js';
 import { packetJsonLine } from '../../driver/decode/json.js';
+import { randomStream } from '../crosscheck/random-stream.js';
 
 /** Bytes from a hex string like "02 A3 02 00". */
 export function hex(s: string): number[] {
@@ -51,3 +52,12 @@ export function prng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** A stream of `size` bytes with every packet type and no errors (test/crosscheck), plus `flips` bytes overwritten at random. */
+export function damagedStream(seed: number, size: number, flips: number): Uint8Array {
+  const s = randomStream(seed, size);
+  const r = prng(seed);
+  for (let k = 0; k < flips; k++) s[Math.floor(r() * s.length)] = Math.floor(r() * 256);
+  return s;
+}
+
