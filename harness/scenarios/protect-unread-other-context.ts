@@ -20,7 +20,7 @@ import { imbalance } from '../../driver/collect/ledger.js';
 import { traceContexts, type ContextResult } from '../../driver/contexts.js';
 import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import type { TraceRequest } from '../../driver/request.js';
-import { hex, type Execution, type StartOpts, type Target, type TargetEvent, type TranscriptLine, type Workload } from '../../driver/target.js';
+import { hex, type Target, type TargetEvent, type TranscriptLine, type Workload } from '../../driver/target.js';
 import type { SimTarget } from '../sim/sim-target.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
 import { seededWorkload, type ScenarioContext } from './context.js';
@@ -28,6 +28,7 @@ import { everyPmiHandled, linesOf, timingVolume, topa } from './helpers.js';
 import { expectGrowRefills } from './pmi-other-context.js';
 import type { Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
+import { filterEvents } from './target-wrap.js';
 import { misplacedMarkers, REGION } from './topa-protect-unread.js';
 import { ownedTruth } from './truth-owner.js';
 
@@ -163,41 +164,26 @@ function interruptsOffWhile(target: Target, sim: SimTarget, late: Workload, hold
       ...ev, globalStatus: f.peek(IA32_PERF_GLOBAL_STATUS.address), ctl: f.peek(IA32_RTIT_CTL.address), status: f.peek(IA32_RTIT_STATUS.address),
     };
   };
-  const start = (workload: Workload, cpu: number, opts?: StartOpts): Execution => {
-    const exec = target.start(workload, cpu, opts);
+  return filterEvents(target, async function* (events, workload, cpu) {
     const mine = workload === late;
-    return {
-      events: {
-        async *[Symbol.asyncIterator](): AsyncGenerator<TargetEvent> {
-          const it = exec.events[Symbol.asyncIterator]();
-          try {
-            for (;;) {
-              if (held && released) { yield take(); continue; }
-              const ran = sim.retiredBranches(cpu);
-              const n = await it.next();
-              if (n.done) return;
-              const ev = n.value;
-              // Held when A's code ran since the last event; one pending when A was entered (e.g. B's,
-              // raised by the bytes B's save flushed) is taken then unless `holdAtEntry` (the switch
-              // ends with interrupts on, or A's entry keeps them off).
-              if (mine && ev.kind === 'pmi' && (holdAtEntry || sim.retiredBranches(cpu) !== ran)) { held = ev; continue; }
-              if (mine && held && ev.kind === 'exit') yield take();
-              if (mine && held && ev.kind === 'slice') released = true;
-              yield ev;
-            }
-          } finally {
-            await it.return?.();
-          }
-        },
-      },
-      [Symbol.asyncDispose]: () => exec[Symbol.asyncDispose](),
-    };
-  };
-  return new Proxy(target, {
-    get(t, k) {
-      if (k === 'start') return start;
-      const v: unknown = Reflect.get(t, k, t);
-      return typeof v === 'function' ? (v as (...args: unknown[]) => unknown).bind(t) : v;
-    },
+    const it = events[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        if (held && released) { yield take(); continue; }
+        const ran = sim.retiredBranches(cpu);
+        const n = await it.next();
+        if (n.done) return;
+        const ev = n.value;
+        // Held when A's code ran since the last event; one pending when A was entered (e.g. B's,
+        // raised by the bytes B's save flushed) is taken then unless `holdAtEntry` (the switch
+        // ends with interrupts on, or A's entry keeps them off).
+        if (mine && ev.kind === 'pmi' && (holdAtEntry || sim.retiredBranches(cpu) !== ran)) { held = ev; continue; }
+        if (mine && held && ev.kind === 'exit') yield take();
+        if (mine && held && ev.kind === 'slice') released = true;
+        yield ev;
+      }
+    } finally {
+      await it.return?.();
+    }
   });
 }
