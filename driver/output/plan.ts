@@ -52,6 +52,11 @@ export interface OutputPlan {
    * this plan is due (how the driver tells whose PMI it is when several contexts share a CPU).
    */
   intFilled(hw: HwPointers): boolean;
+  /**
+   * After an operational error, when the handler refills nothing (a refill cannot repair it): the
+   * INT regions filled so far count as serviced, so the PMI is not due again (absent: no INT regions).
+   */
+  unrefilled?(): void;
   /** Frees every region and table, after collection. */
   release(): Promise<void>;
 }

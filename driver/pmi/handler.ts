@@ -131,7 +131,7 @@ export class PmiHandler {
     };
     // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
     if (this.faults.has('restore-ctl-before-refill')) await restore();
-    const update = st.Error ? undefined : await this.refill(hw);
+    const update = st.Error ? this.unrefilled() : await this.refill(hw);
     // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
     if (this.faults.has('restore-ctl-before-pointers')) await restore();
     // Steps 5–6: STATUS and MASK_PTRS to write back.
@@ -165,7 +165,7 @@ export class PmiHandler {
     const rt0 = this.io.roundTrips, b0 = this.io.batches;
     const hw = { outputBase: image.outputBase, maskPtrs: image.maskPtrs };
     const { st, cut, topaStop, info } = await this.account(hw, image.status);
-    const update = st.Error ? undefined : await this.refill(hw);
+    const update = st.Error ? this.unrefilled() : await this.refill(hw);
     const fixed = this.fixes(image.status, topaStop, info, update);
     image.status = fixed.status;
     if (fixed.maskPtrs !== undefined) image.maskPtrs = fixed.maskPtrs;
@@ -179,6 +179,12 @@ export class PmiHandler {
   async acknowledge(ev: PmiEvent): Promise<void> {
     await this.io.batch(this.ack(ev.acked));
     await this.io.pmiEnable();
+  }
+
+  /** No refill after an operational error: the plan's INT regions filled so far are serviced all the same. */
+  private unrefilled(): undefined {
+    this.plan.unrefilled?.();
+    return undefined;
   }
 
   /** The plan's refill; the branch it took goes to the transcript as a note, and to the record. */

@@ -119,11 +119,23 @@ export class TopaManager implements OutputPlan {
   /** The policy's refill (docs/sdm/output.md §7.1); every INT region filled up to the cursor is then serviced. */
   async refill(hw: HwPointers): Promise<PointerUpdate> {
     const c = this.cursor;
-    const full = c.off === this.placements[c.p]?.region.size;
     const update = await this.policy.refill(this, hw);
-    // A policy that moves the cursor to a fresh placement (single-entry's swap) retires every one before it.
-    this.serviced = Math.max(this.serviced, full ? c.p + 1 : c.p, this.cursor.p);
+    this.serviced = Math.max(this.serviced, this.servicedUpTo(c), this.cursor.p);
     return update;
+  }
+
+  /** After an operational error, when no refill follows: the INT regions filled up to the cursor are serviced all the same. */
+  unrefilled(): void {
+    this.serviced = Math.max(this.serviced, this.servicedUpTo(this.cursor));
+  }
+
+  /**
+   * The first placement not serviced once the CPU's output reached `c`: the one after `c`'s when
+   * it is full, else `c`'s. (A policy that then moves the cursor to a fresh placement, as
+   * single-entry's swap does, retires every one before it too: `refill`.)
+   */
+  private servicedUpTo(c: Position): number {
+    return c.off === this.placements[c.p]?.region.size ? c.p + 1 : c.p;
   }
 
   intFilled(hw: HwPointers): boolean {

@@ -27,6 +27,7 @@ import { pmiSkid } from './pmi-skid.js';
 import { pmiTopHalf } from './pmi-top-half.js';
 import { pmiNotTopa } from './pmi-not-topa.js';
 import { pmiNotTopaContexts } from './pmi-not-topa-contexts.js';
+import { errorOtherContext } from './error-other-context.js';
 import { singleEntryTopa } from './single-entry-topa.js';
 import { singleRangeWrap } from './single-range-wrap.js';
 import { xsavesPendingPmi } from './xsaves-pending-pmi.js';
@@ -49,7 +50,7 @@ import { protectUnreadOtherContext } from './protect-unread-other-context.js';
 /** Every scenario. */
 export const SCENARIOS: readonly Scenario[] = [
   topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaProtectUnreadLate, topaStop, topaChainStopEnd, topaBudget, topaCachedEntries, singleRangeWrap, singleEntryTopa,
-  pmiSkid, pmiBackToBack, pmiTopHalf, pmiNotTopa, pmiNotTopaContexts, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, manualPmiOtherContext, protectUnreadOtherContext, contextSwitchManual, failSafeBusy,
+  pmiSkid, pmiBackToBack, pmiTopHalf, pmiNotTopa, pmiNotTopaContexts, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, manualPmiOtherContext, protectUnreadOtherContext, errorOtherContext, contextSwitchManual, failSafeBusy,
   errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaMidrun, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
   cr3Filter, ipFilter, tracestop, tracestopInSkid, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,
   ptwrite, disTnt,

@@ -20,15 +20,14 @@ import { imbalance } from '../../driver/collect/ledger.js';
 import { traceContexts, type ContextResult } from '../../driver/contexts.js';
 import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import type { TraceRequest } from '../../driver/request.js';
-import { hex, type Target, type TargetEvent, type TranscriptLine, type Workload } from '../../driver/target.js';
-import type { SimTarget } from '../sim/sim-target.js';
+import { hex, type TranscriptLine } from '../../driver/target.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
 import { seededWorkload, type ScenarioContext } from './context.js';
 import { everyPmiHandled, linesOf, timingVolume, topa } from './helpers.js';
 import { expectGrowRefills } from './pmi-other-context.js';
 import type { Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
-import { filterEvents } from './target-wrap.js';
+import { interruptsOffWhile } from './interrupts-off.js';
 import { misplacedMarkers, REGION } from './topa-protect-unread.js';
 import { ownedTruth } from './truth-owner.js';
 
@@ -145,45 +144,4 @@ function restoredStatus(lines: readonly TranscriptLine[], table: string): bigint
     if (l.op === 'wrmsr' && l.msr === hex(IA32_RTIT_STATUS.address) && base === table && l.value !== undefined) out.push(BigInt(l.value));
   }
   return out;
-}
-
-/**
- * `target` on which `late` runs with interrupts off (docs/sdm/output.md §4.5): a PMI raised while its
- * code runs stays pending until it leaves the CPU: it is taken right after the switch to the next
- * context (the driver's save and restore done), or before its exit. What the top half reads (GLOBAL_STATUS,
- * CTL, STATUS) is read when the PMI is taken. The CPU masked the LVT entry when it raised the PMI,
- * so a second one merges into it (§4.5).
- */
-function interruptsOffWhile(target: Target, sim: SimTarget, late: Workload, holdAtEntry: boolean): Target {
-  let held: Extract<TargetEvent, { kind: 'pmi' }> | undefined, released = false;
-  const take = (): TargetEvent => {
-    const f = sim.unit(held!.cpu), ev = held!;
-    held = undefined;
-    released = false;
-    return {
-      ...ev, globalStatus: f.peek(IA32_PERF_GLOBAL_STATUS.address), ctl: f.peek(IA32_RTIT_CTL.address), status: f.peek(IA32_RTIT_STATUS.address),
-    };
-  };
-  return filterEvents(target, async function* (events, workload, cpu) {
-    const mine = workload === late;
-    const it = events[Symbol.asyncIterator]();
-    try {
-      for (;;) {
-        if (held && released) { yield take(); continue; }
-        const ran = sim.retiredBranches(cpu);
-        const n = await it.next();
-        if (n.done) return;
-        const ev = n.value;
-        // Held when A's code ran since the last event; one pending when A was entered (e.g. B's,
-        // raised by the bytes B's save flushed) is taken then unless `holdAtEntry` (the switch
-        // ends with interrupts on, or A's entry keeps them off).
-        if (mine && ev.kind === 'pmi' && (holdAtEntry || sim.retiredBranches(cpu) !== ran)) { held = ev; continue; }
-        if (mine && held && ev.kind === 'exit') yield take();
-        if (mine && held && ev.kind === 'slice') released = true;
-        yield ev;
-      }
-    } finally {
-      await it.return?.();
-    }
-  });
 }

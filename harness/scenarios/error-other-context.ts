@@ -1,0 +1,75 @@
+// error-other-context: an operational error of a context whose ToPA PMI is
+// handled on its saved image (docs/sdm/output.md §4.7, §6, §7.3). Two contexts
+// share one CPU; A runs with interrupts off, so the PMI of its INT region
+// (the second of a grow batch) waits until A has left the CPU. Before A gets
+// there, its third entry is replaced by an END entry with INT set (§4.7 rule
+// 4a): once the INT region is full, the CPU meets the bad entry, sets
+// STATUS.Error (TriggerEn=0, nothing more is traced) and leaves the pointer on
+// it. The PMI is then A's, taken while B runs: the handler must account for
+// A's bytes on the saved image, refill nothing (a refill cannot repair the
+// error) and keep Error set, so A stays silent when restored and its final
+// stop records one "error" loss where its trace ends. B traces on, lossless.
+import { imbalance } from '../../driver/collect/ledger.js';
+import { traceContexts, type ContextResult } from '../../driver/contexts.js';
+import { IA32_RTIT_OUTPUT_BASE } from '../../driver/hw/msrs.js';
+import { topaEntry } from '../../driver/hw/topa.js';
+import { seededWorkload } from './context.js';
+import { everyPmiHandled, timingVolume, topa } from './helpers.js';
+import { interruptsOffWhile } from './interrupts-off.js';
+import type { Scenario } from './scenario.js';
+import { filterEvents } from './target-wrap.js';
+import { needsMultiEntryTopa } from './topa-grow.js';
+import { ownedTruth } from './truth-owner.js';
+
+const REGION = 4096;
+/** Where B's workload lives: clear of A's (0x10000000) and below 2^31. */
+const SECOND_BASE = 0x2000_0000n;
+
+/** The `error-other-context` scenario (see the file comment). */
+export const errorOtherContext: Scenario = {
+  name: 'error-other-context',
+  checks: 'two contexts; A meets a bad ToPA entry (Error) while its PMI waits until A left the CPU: the PMI is handled on A\'s saved image with no refill, Error stays, one "error" loss at 2 regions; B lossless',
+  appliesTo: 'CPUs with multi-entry ToPA (the model: real targets run one workload per CPU)',
+  targets: ['sim'],
+  skip: (env) => needsMultiEntryTopa(env.caps),
+  negative: 'no-operational-error',
+  async run(ctx) {
+    const sim = ctx.sim!;
+    const { workload: a, extra: timing } = ctx.busy(4 * REGION);
+    const b = seededWorkload((ctx.env.seed * 7 + 3) >>> 0, { base: SECOND_BASE, minBranches: 12_000 });
+    const extra = { switching: ctx.env.caps.xsaves && ctx.env.caps.xssPtState ? 'xsaves' : 'manual', ...timingVolume(ctx.env.caps), ...timing } as const;
+    let badAt: bigint | undefined;
+    // At A's first preemption point (still in its first region), its third entry goes bad. A CPU that
+    // cached the table at the enable sees it from A's next restore on (§4.8), before A gets there.
+    const target = filterEvents(interruptsOffWhile(ctx.target, sim, a, false), async function* (events, workload, cpu) {
+      for await (const ev of events) {
+        if (workload === a && ev.kind === 'slice' && badAt === undefined) {
+          const table = sim.unit(cpu).peek(IA32_RTIT_OUTPUT_BASE.address);
+          badAt = table + 16n;
+          const entry = new Uint8Array(8);
+          new DataView(entry.buffer).setBigUint64(0, topaEntry({ base: table, end: true, int: true }), true);
+          await ctx.target.phys.write(badAt, entry);
+        }
+        yield ev;
+      }
+    });
+    const results = await traceContexts(target, [
+      { name: 'A', workload: a, req: topa('grow', 3, extra) }, { name: 'B', workload: b, req: topa('grow', 3, extra) },
+    ], { sliceBranches: 100, ...ctx.sessionOptions(), writtenNow: () => sim.written(0) });
+    const [ra, rb] = results as [ContextResult, ContextResult];
+    ctx.result = ra;
+    const saved = ra.pmis.filter((p) => p.action === 'handled-saved');
+    ctx.expectEqual('A\'s PMI was handled on its saved image, found Error, and refilled nothing',
+      saved.map((p) => [p.error, p.stopped, p.branch ?? 'no refill']), [[true, false, 'no refill']]);
+    ctx.expect('A: every ToPA PMI was handled', everyPmiHandled(ra.pmis), ra.pmis.map((p) => p.action).join(','));
+    ctx.expectEqual('A: Error=1 at the end (the handler left it set), one "error" loss where its trace ends, after 2 regions',
+      [ra.final.error, ra.ledger.lost.map((l) => [l.reason, l.at, l.bytes]), ra.stream.length], [true, [['error', 2 * REGION, null]], 2 * REGION]);
+    ctx.expect('B: every ToPA PMI was handled, lossless', everyPmiHandled(rb.pmis.filter((p) => p.action !== 'not-topa')) && rb.ledger.lost.length === 0,
+      `${rb.pmis.map((p) => p.action).join(',')}; lost ${JSON.stringify(rb.ledger.lost)}`);
+    for (const r of results) ctx.expectEqual(`context ${r.name}: the ledger balances`, imbalance(r.ledger), 0);
+    const traced = ownedTruth(b.base, b.image.length)(sim.truth(0)).filter((l) => l.startsWith('{"ip"')).length;
+    ctx.expectEqual('every branch of B was traced', traced, b.model.branchCount);
+    ctx.truthFilter = ownedTruth(a.base, a.image.length);
+    ctx.expectFlowEqualsTruth('ptlab flow of A\'s trace up to the error is a prefix of A\'s part of truth.jsonl', 'prefix');
+  },
+};

@@ -1,0 +1,49 @@
+// A CPU on which one workload runs with interrupts off (docs/sdm/output.md §4.5): a long IF=0
+// stretch, as in a kernel path or a hypervisor's guest, during which a PMI stays pending. The
+// several-context scenarios use it to make a context's ToPA PMI arrive only after the context was
+// switched out, the SDM's motivating case for handling a PMI on a saved image.
+import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
+import type { Target, TargetEvent, Workload } from '../../driver/target.js';
+import type { SimTarget } from '../sim/sim-target.js';
+import { filterEvents } from './target-wrap.js';
+
+/**
+ * `target` on which `late` runs with interrupts off (docs/sdm/output.md §4.5): a PMI raised while its
+ * code runs stays pending until it leaves the CPU: it is taken right after the switch to the next
+ * context (the driver's save and restore done), or before its exit. What the top half reads (GLOBAL_STATUS,
+ * CTL, STATUS) is read when the PMI is taken. The CPU masked the LVT entry when it raised the PMI,
+ * so a second one merges into it (§4.5).
+ */
+export function interruptsOffWhile(target: Target, sim: SimTarget, late: Workload, holdAtEntry: boolean): Target {
+  let held: Extract<TargetEvent, { kind: 'pmi' }> | undefined, released = false;
+  const take = (): TargetEvent => {
+    const f = sim.unit(held!.cpu), ev = held!;
+    held = undefined;
+    released = false;
+    return {
+      ...ev, globalStatus: f.peek(IA32_PERF_GLOBAL_STATUS.address), ctl: f.peek(IA32_RTIT_CTL.address), status: f.peek(IA32_RTIT_STATUS.address),
+    };
+  };
+  return filterEvents(target, async function* (events, workload, cpu) {
+    const mine = workload === late;
+    const it = events[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        if (held && released) { yield take(); continue; }
+        const ran = sim.retiredBranches(cpu);
+        const n = await it.next();
+        if (n.done) return;
+        const ev = n.value;
+        // Held when A's code ran since the last event; one pending when A was entered (e.g. B's,
+        // raised by the bytes B's save flushed) is taken then unless `holdAtEntry` (the switch
+        // ends with interrupts on, or A's entry keeps them off).
+        if (mine && ev.kind === 'pmi' && (holdAtEntry || sim.retiredBranches(cpu) !== ran)) { held = ev; continue; }
+        if (mine && held && ev.kind === 'exit') yield take();
+        if (mine && held && ev.kind === 'slice') released = true;
+        yield ev;
+      }
+    } finally {
+      await it.return?.();
+    }
+  });
+}
