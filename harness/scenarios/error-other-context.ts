@@ -10,11 +10,10 @@
 // error) and keep Error set, so A stays silent when restored and its final
 // stop records one "error" loss where its trace ends. B traces on, lossless.
 import { imbalance } from '../../driver/collect/ledger.js';
-import { traceContexts, type ContextResult } from '../../driver/contexts.js';
 import { IA32_RTIT_OUTPUT_BASE } from '../../driver/hw/msrs.js';
 import { topaEntry } from '../../driver/hw/topa.js';
-import { seededWorkload } from './context.js';
-import { everyPmiHandled, timingVolume, topa } from './helpers.js';
+import { growPair, secondWorkload, switchingOf } from './contexts-kit.js';
+import { everyPmiHandled, timingVolume } from './helpers.js';
 import { interruptsOffWhile } from './interrupts-off.js';
 import type { Scenario } from './scenario.js';
 import { filterEvents } from './target-wrap.js';
@@ -22,8 +21,6 @@ import { needsMultiEntryTopa } from './topa-grow.js';
 import { ownedTruth } from './truth-owner.js';
 
 const REGION = 4096;
-/** Where B's workload lives: clear of A's (0x10000000) and below 2^31. */
-const SECOND_BASE = 0x2000_0000n;
 
 /** The `error-other-context` scenario (see the file comment). */
 export const errorOtherContext: Scenario = {
@@ -36,8 +33,8 @@ export const errorOtherContext: Scenario = {
   async run(ctx) {
     const sim = ctx.sim!;
     const { workload: a, extra: timing } = ctx.busy(4 * REGION);
-    const b = seededWorkload((ctx.env.seed * 7 + 3) >>> 0, { base: SECOND_BASE, minBranches: 12_000 });
-    const extra = { switching: ctx.env.caps.xsaves && ctx.env.caps.xssPtState ? 'xsaves' : 'manual', ...timingVolume(ctx.env.caps), ...timing } as const;
+    const b = secondWorkload(ctx, 12_000);
+    const extra = { switching: switchingOf(ctx), ...timingVolume(ctx.env.caps), ...timing };
     let badAt: bigint | undefined;
     // At A's first preemption point (still in its first region), its third entry goes bad. A CPU that
     // cached the table at the enable sees it from A's next restore on (§4.8), before A gets there.
@@ -53,11 +50,8 @@ export const errorOtherContext: Scenario = {
         yield ev;
       }
     });
-    const results = await traceContexts(target, [
-      { name: 'A', workload: a, req: topa('grow', 3, extra) }, { name: 'B', workload: b, req: topa('grow', 3, extra) },
-    ], { sliceBranches: 100, ...ctx.sessionOptions(), writtenNow: () => sim.written(0) });
-    const [ra, rb] = results as [ContextResult, ContextResult];
-    ctx.result = ra;
+    const results = await growPair(ctx, target, a, b, extra, 100);
+    const [ra, rb] = results;
     const saved = ra.pmis.filter((p) => p.action === 'handled-saved');
     ctx.expectEqual('A\'s PMI was handled on its saved image, found Error, and refilled nothing',
       saved.map((p) => [p.error, p.stopped, p.branch ?? 'no refill']), [[true, false, 'no refill']]);

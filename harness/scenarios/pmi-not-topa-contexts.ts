@@ -6,19 +6,16 @@
 // touch the target at all; both contexts' real ToPA PMIs are handled as
 // usual and both traces stay whole.
 import { imbalance } from '../../driver/collect/ledger.js';
-import { traceContexts, type ContextResult } from '../../driver/contexts.js';
 import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import type { TargetEvent } from '../../driver/target.js';
-import { seededWorkload } from './context.js';
-import { everyPmiHandled, timingVolume, topa } from './helpers.js';
+import { growPair, secondWorkload, switchingOf } from './contexts-kit.js';
+import { everyPmiHandled, timingVolume } from './helpers.js';
 import { expectGrowRefills } from './pmi-other-context.js';
 import type { Scenario } from './scenario.js';
 import { filterEvents } from './target-wrap.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 import { ownedTruth } from './truth-owner.js';
 
-/** Where B's workload lives: clear of A's (0x10000000) and below 2^31. */
-const SECOND_BASE = 0x2000_0000n;
 /** A's slice after which the counter-overflow PMI arrives (B has been switched out by then). */
 const AT_SLICE = 3;
 
@@ -34,8 +31,8 @@ export const pmiNotTopaContexts: Scenario = {
   async run(ctx) {
     const sim = ctx.sim!;
     const a = ctx.workload({ minBranches: 12_000 });
-    const b = seededWorkload((ctx.env.seed * 7 + 3) >>> 0, { base: SECOND_BASE, minBranches: 12_000 });
-    const extra = { switching: ctx.env.caps.xsaves && ctx.env.caps.xssPtState ? 'xsaves' : 'manual', ...timingVolume(ctx.env.caps) } as const;
+    const b = secondWorkload(ctx, 12_000);
+    const extra = { switching: switchingOf(ctx), ...timingVolume(ctx.env.caps) };
     let injected: { readonly lines: number } | undefined;
     // The counter's PMI, as the CPU delivers it: what the top half reads is the CPU's state then.
     const target = filterEvents(ctx.target, async function* (events, workload, cpu) {
@@ -53,11 +50,8 @@ export const pmiNotTopaContexts: Scenario = {
         yield ev;
       }
     });
-    const results = await traceContexts(target, [
-      { name: 'A', workload: a, req: topa('grow', 3, extra) }, { name: 'B', workload: b, req: topa('grow', 3, extra) },
-    ], { sliceBranches: 200, ...ctx.sessionOptions(), writtenNow: () => sim.written(0) });
-    const [ra, rb] = results as [ContextResult, ContextResult];
-    ctx.result = ra;
+    const results = await growPair(ctx, target, a, b, extra, 200);
+    const [ra, rb] = results;
     ctx.expectEqual('the counter-overflow PMI was left alone by A, the loaded context, with no target access at all',
       [injected?.lines, ra.pmis.filter((p) => p.action === 'not-topa').length >= 1, rb.pmis.filter((p) => p.action === 'not-topa').length], [0, true, 0]);
     for (const r of results) {

@@ -19,13 +19,14 @@ import { traceContexts, type ContextResult } from '../../driver/contexts.js';
 import type { TraceRequest } from '../../driver/request.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
 import { seededWorkload, type ScenarioContext, type TargetCalls } from './context.js';
+import { secondWorkload } from './contexts-kit.js';
 import { everyPmiHandled, timingVolume, topa } from './helpers.js';
 import { firstSkip, needs, type Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 import { ownedTruth } from './truth-owner.js';
 
-/** Where the other contexts' workloads live: clear of the first (0x10000000) and of each other, below 2^31. */
-const SECOND_BASE = 0x2000_0000n, THIRD_BASE = 0x3000_0000n;
+/** Where the third context's workload lives: clear of the others (contexts-kit.ts), below 2^31. */
+const THIRD_BASE = 0x3000_0000n;
 
 /** The scenario for one way of switching: XSAVES/XRSTORS, or by hand. */
 function pmiOtherContext(mode: 'xsaves' | 'manual'): Scenario {
@@ -51,7 +52,7 @@ async function runContexts(ctx: ScenarioContext, mode: 'xsaves' | 'manual'): Pro
   // T is short and exits first; B outlives A. After T's exit the round robin must skip it both
   // ways: from A on to B, and from B on to A, until A exits and B runs alone.
   const t = seededWorkload((ctx.env.seed * 13 + 5) >>> 0, { base: THIRD_BASE, minBranches: 2_000 });
-  const b = seededWorkload((ctx.env.seed * 7 + 3) >>> 0, { base: SECOND_BASE, minBranches: a.model.branchCount + 2_000 });
+  const b = secondWorkload(ctx, a.model.branchCount + 2_000);
   // Each context filters on its own image where the CPU can (ADDR0): a restore that does not bring
   // the range back leaves the other context's, and the context's trace goes missing.
   const filters = ctx.env.caps.ipFiltering && ctx.env.caps.numAddressRanges > 0;

@@ -22,7 +22,8 @@ import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTI
 import type { TraceRequest } from '../../driver/request.js';
 import { hex, type TranscriptLine } from '../../driver/target.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
-import { seededWorkload, type ScenarioContext } from './context.js';
+import type { ScenarioContext } from './context.js';
+import { secondWorkload, switchingOf } from './contexts-kit.js';
 import { everyPmiHandled, linesOf, timingVolume, topa } from './helpers.js';
 import { expectGrowRefills } from './pmi-other-context.js';
 import type { Scenario } from './scenario.js';
@@ -33,8 +34,6 @@ import { ownedTruth } from './truth-owner.js';
 
 /** A's ring: three regions, so the wake-up INT is the entry the CPU writes right after a refill (topa/policies.ts `arm`). */
 const RING = 3;
-/** Where B's workload lives: clear of A's (0x10000000) and below 2^31. */
-const SECOND_BASE = 0x2000_0000n;
 
 /** The `protect-unread-other-context` scenario (see the file comment). */
 export const protectUnreadOtherContext: Scenario = {
@@ -46,7 +45,7 @@ export const protectUnreadOtherContext: Scenario = {
   negative: 'no-topa-stop-status',
   async run(ctx) {
     const a = ctx.workload({ minBranches: 40_000 });
-    const b = seededWorkload((ctx.env.seed * 7 + 3) >>> 0, { base: SECOND_BASE, minBranches: 40_000 });
+    const b = secondWorkload(ctx, 40_000);
     // Long slices: A fills its ring after the wake-up PMI and stops before it is switched out. This
     // run's A trace is the exported one (truth.jsonl keeps A's records only).
     const ra = await twoContexts(ctx, a, b, LONG_SLICE);
@@ -80,7 +79,7 @@ function records(r: ContextResult): string {
 async function twoContexts(ctx: ScenarioContext, a: GeneratedWorkload, b: GeneratedWorkload, slice: number, holdAtEntry = false): Promise<ContextResult> {
   const sim = ctx.sim!;
   const label = holdAtEntry ? 'merged PMIs' : `${slice === LONG_SLICE ? 'long' : 'short'} slices`;
-  const mode = ctx.env.caps.xsaves && ctx.env.caps.xssPtState ? 'xsaves' : 'manual';
+  const mode = switchingOf(ctx);
   const extra = { switching: mode, ...timingVolume(ctx.env.caps) } as const;
   const reqA: TraceRequest = { output: { scheme: 'topa', policy: 'protect-unread', regionSize: REGION, regions: RING }, ...extra };
   const from = ctx.target.lines.length, truthFrom = sim.truth(0).length;
