@@ -12,17 +12,23 @@ import { filterEvents } from './target-wrap.js';
  * code runs stays pending until it leaves the CPU: it is taken right after the switch to the next
  * context (the driver's save and restore done), or before its exit. What the top half reads (GLOBAL_STATUS,
  * CTL, STATUS) is read when the PMI is taken. The CPU masked the LVT entry when it raised the PMI,
- * so a second one merges into it (§4.5).
+ * so a second one merges into it (§4.5). `onPmi` sees every PMI as the driver gets it.
  */
-export function interruptsOffWhile(target: Target, sim: SimTarget, late: Workload, holdAtEntry: boolean): Target {
+export function interruptsOffWhile(
+  target: Target, sim: SimTarget, late: Workload, holdAtEntry: boolean, onPmi: (ev: Extract<TargetEvent, { kind: 'pmi' }>) => void = () => undefined,
+): Target {
   let held: Extract<TargetEvent, { kind: 'pmi' }> | undefined, released = false;
   const take = (): TargetEvent => {
     const f = sim.unit(held!.cpu), ev = held!;
     held = undefined;
     released = false;
-    return {
+    return seen({
       ...ev, globalStatus: f.peek(IA32_PERF_GLOBAL_STATUS.address), ctl: f.peek(IA32_RTIT_CTL.address), status: f.peek(IA32_RTIT_STATUS.address),
-    };
+    });
+  };
+  const seen = <E extends TargetEvent>(ev: E): E => {
+    if (ev.kind === 'pmi') onPmi(ev as Extract<TargetEvent, { kind: 'pmi' }>);
+    return ev;
   };
   return filterEvents(target, async function* (events, workload, cpu) {
     const mine = workload === late;
@@ -40,7 +46,7 @@ export function interruptsOffWhile(target: Target, sim: SimTarget, late: Workloa
         if (mine && ev.kind === 'pmi' && (holdAtEntry || sim.retiredBranches(cpu) !== ran)) { held = ev; continue; }
         if (mine && held && ev.kind === 'exit') yield take();
         if (mine && held && ev.kind === 'slice') released = true;
-        yield ev;
+        yield seen(ev);
       }
     } finally {
       await it.return?.();

@@ -52,7 +52,6 @@ export const pmiNotTopaContexts: Scenario = {
       }
     });
     const results = await growPair(ctx, target, a, b, extra, 200);
-    const [ra, rb] = results;
     // Besides it, a PMI already in flight when a handler acknowledged GLOBAL_STATUS[55] still arrives (an
     // interrupt is not recalled) with [55] clear: the transcript shows those, and they are left alone too.
     const inFlight = linesOf(ctx.target.lines.slice(from), 'pmi').filter((l) => !IA32_PERF_GLOBAL_STATUS.decode(BigInt(l.value ?? '0')).Trace_ToPA_PMI).length;
