@@ -22,9 +22,6 @@ export class Piece {
     padded.set(bytes);
     this.words = new Int32Array(padded.buffer);
   }
-  get length(): number {
-    return this.text.length;
-  }
 }
 
 /** Bytes past a line's end that putPiece may overwrite (the padding of its last word). */

@@ -18,10 +18,11 @@ const MODES = new Map(['16bit', '32bit', '64bit', 'unknown'].map((m) => [m, piec
 const FAST = new Uint8Array(64);
 for (const k of ['pad', 'psb', 'psbend', 'ovf', 'stop', 'tip', 'tip.pge', 'tip.pgd', 'fup', 'tnt.8', 'tnt.64', 'mode.exec', 'pip', 'cbr', 'tsc', 'tma', 'mtc', 'cyc'] as const) FAST[PacketKind[k]] = 1;
 
-/** `,"size":N,"type":"NAME"` by `kind * 32 + size` for the kinds written here (sizes 1..31). */
+/** `,"size":N,"type":"NAME"` by `kind * 32 + size` for the kinds written here (sizes 1..31); one empty piece elsewhere. */
+const NO_HEAD = piece('');
 const HEADS: Piece[] = [];
 for (let kind = 0; kind < FAST.length; kind++) {
-  for (let size = 0; size < 32; size++) HEADS[kind * 32 + size] = new Piece(FAST[kind] === 0 || size === 0 ? '' : `,"size":${size},"type":"${packetName(kind)}"`);
+  for (let size = 0; size < 32; size++) HEADS[kind * 32 + size] = FAST[kind] === 0 || size === 0 ? NO_HEAD : piece(`,"size":${size},"type":"${packetName(kind)}"`);
 }
 
 /**

@@ -8,13 +8,12 @@
 import { imbalance } from '../../driver/collect/ledger.js';
 import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import type { TargetEvent } from '../../driver/target.js';
-import { growPair, secondWorkload, switchingOf } from './contexts-kit.js';
-import { everyPmiHandled, linesOf, timingVolume } from './helpers.js';
-import { expectGrowRefills } from './pmi-other-context.js';
+import { expectGrowRefills, growPair, pmisWithoutTopaBit, secondWorkload, switchingOf } from './contexts-kit.js';
+import { everyPmiHandled, timingVolume } from './helpers.js';
 import type { Scenario } from './scenario.js';
 import { filterEvents } from './target-wrap.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
-import { ownedTruth } from './truth-owner.js';
+import { ownedBranches, ownedTruth } from './truth-owner.js';
 
 /** A's slice after which the counter-overflow PMI arrives (B has been switched out by then). */
 const AT_SLICE = 3;
@@ -54,7 +53,7 @@ export const pmiNotTopaContexts: Scenario = {
     const results = await growPair(ctx, target, a, b, extra, 200);
     // Besides it, a PMI already in flight when a handler acknowledged GLOBAL_STATUS[55] still arrives (an
     // interrupt is not recalled) with [55] clear: the transcript shows those, and they are left alone too.
-    const inFlight = linesOf(ctx.target.lines.slice(from), 'pmi').filter((l) => !IA32_PERF_GLOBAL_STATUS.decode(BigInt(l.value ?? '0')).Trace_ToPA_PMI).length;
+    const inFlight = pmisWithoutTopaBit(ctx, from);
     const notTopa = results.map((r) => r.pmis.filter((p) => p.action === 'not-topa').length);
     ctx.expectEqual('the counter-overflow PMI was left alone by A, the loaded context, with no target access at all; so was every PMI in flight with [55] clear',
       [injected?.lines, notTopa[0]! >= 1, notTopa[0]! + notTopa[1]!], [0, true, inFlight + 1]);
@@ -65,8 +64,7 @@ export const pmiNotTopaContexts: Scenario = {
       ctx.expect(`context ${r.name}: lossless, and its ledger balances`, r.ledger.lost.length === 0 && imbalance(r.ledger) === 0,
         `written ${r.ledger.written ?? '?'}, collected ${r.ledger.collected}, lost ${JSON.stringify(r.ledger.lost)}`);
     }
-    const traced = [a, b].map((w) => ownedTruth(w.base, w.image.length)(sim.truth(0)).filter((l) => l.startsWith('{"ip"')).length);
-    ctx.expectEqual('every branch of both workloads was traced', traced, [a.model.branchCount, b.model.branchCount]);
+    ctx.expectEqual('every branch of both workloads was traced', [a, b].map((w) => ownedBranches(sim.truth(0), w)), [a.model.branchCount, b.model.branchCount]);
     ctx.truthFilter = ownedTruth(a.base, a.image.length);
     ctx.expectFlowEqualsTruth('ptlab flow of context A\'s trace equals A\'s part of truth.jsonl');
   },

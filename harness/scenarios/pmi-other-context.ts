@@ -14,16 +14,16 @@
 // hardware does, with no meter of what the CPU wrote: the driver's accounts
 // must then say "unknown", not a number.
 import { imbalance } from '../../driver/collect/ledger.js';
-import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
+import { IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
 import { traceContexts, type ContextResult } from '../../driver/contexts.js';
 import type { TraceRequest } from '../../driver/request.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
 import { seededWorkload, type ScenarioContext, type TargetCalls } from './context.js';
-import { secondWorkload } from './contexts-kit.js';
+import { expectGrowRefills, pmisWithoutTopaBit, secondWorkload } from './contexts-kit.js';
 import { everyPmiHandled, timingVolume, topa } from './helpers.js';
 import { firstSkip, needs, type Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
-import { ownedTruth } from './truth-owner.js';
+import { ownedBranches, ownedTruth } from './truth-owner.js';
 
 /** Where the third context's workload lives: clear of the others (contexts-kit.ts), below 2^31. */
 const THIRD_BASE = 0x3000_0000n;
@@ -76,7 +76,7 @@ async function runContexts(ctx: ScenarioContext, mode: 'xsaves' | 'manual'): Pro
   // What happened is read from the transcript, as a lab reads it: the PMIs, and what the driver did after each event.
   const spans = callSpans(ctx, from);
   const pmiLines = ctx.target.lines.slice(from).filter((l) => l.op === 'pmi');
-  const clearEvents = pmiLines.filter((l) => !IA32_PERF_GLOBAL_STATUS.decode(BigInt(l.value ?? '0')).Trace_ToPA_PMI).length;
+  const clearEvents = pmisWithoutTopaBit(ctx, from);
   const [ra, rt, rb] = results as [ContextResult, ContextResult, ContextResult];
   ctx.result = ra;
   const saved = results.flatMap((r) => r.pmis.filter((p) => p.action === 'handled-saved').map(() => r.name));
@@ -102,7 +102,7 @@ async function runContexts(ctx: ScenarioContext, mode: 'xsaves' | 'manual'): Pro
   ctx.expectEqual('tracing is off at the end', IA32_RTIT_CTL.decode(await ctx.target.rdmsr(0, IA32_RTIT_CTL.address)).TraceEn, false);
   if (sim) {
     // Tracing must never be off for a context while it runs: each workload's every branch is in truth.
-    const traced = [a, t, b].map((w) => ownedTruth(w.base, w.image.length)(sim.truth(0)).filter((l) => l.startsWith('{"ip"')).length);
+    const traced = [a, t, b].map((w) => ownedBranches(sim.truth(0), w));
     ctx.expectEqual('every branch of every workload was traced (each context\'s filters and output came back at every restore)',
       traced, [a.model.branchCount, t.model.branchCount, b.model.branchCount]);
   }
@@ -114,24 +114,6 @@ async function runContexts(ctx: ScenarioContext, mode: 'xsaves' | 'manual'): Pro
 }
 
 const NONE: TargetCalls = { roundTrips: 0, batches: 0 };
-
-/**
- * A context traced with grow, 3 regions of 4 KiB a batch, INT on the second: the n-th INT region is
- * full after (3n − 1) regions of output, so the table grew once per INT region its output filled,
- * never before. A PMI taken for the wrong context shows here: the context whose PMI was swallowed
- * grows too seldom (and stops at its guard STOP), the one that took another's grows too early.
- */
-export function expectGrowRefills(ctx: ScenarioContext, r: ContextResult, label?: string): void {
-  const name = `${label ? `${label}: ` : ''}context ${r.name}`;
-  const region = 4096, bytes = r.ledger.written ?? r.ledger.collected;
-  const due = Math.floor((bytes / region + 1) / 3), refillsAt = r.pmis.filter((p) => p.branch !== undefined).map((p) => p.at);
-  ctx.expect(`${name}: its table grew once per INT region its output filled`, refillsAt.length <= due && refillsAt.length >= due - 1,
-    `${refillsAt.length} refills; ${bytes} bytes fill ${due} INT regions`);
-  // A refill before byte (3n − 1) × 4 KiB (a region taken for filled too early) grows the table for output that is not there.
-  const early = refillsAt.findIndex((at, i) => at < (3 * (i + 1) - 1) * region);
-  ctx.expect(`${name}: each refill came after the INT region it serves was full`, early < 0,
-    early < 0 ? `refills at ${refillsAt.join(', ')}` : `refill ${early + 1} at byte ${refillsAt[early]}, before byte ${(3 * (early + 1) - 1) * region}`);
-}
 
 /**
  * The most target calls and MSR batches the driver made after an event of each kind (pmi, slice,

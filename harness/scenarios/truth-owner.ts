@@ -16,3 +16,8 @@ export function ownedTruth(base: bigint, bytes: number): (lines: readonly string
     return out;
   };
 }
+
+/** The branch records (docs/formats/flow-json.md: they start with `ip`) of `lines` that belong to workload `w`. */
+export function ownedBranches(lines: readonly string[], w: { readonly base: bigint; readonly image: Uint8Array }): number {
+  return ownedTruth(w.base, w.image.length)(lines).filter((l) => l.startsWith('{"ip"')).length;
+}
