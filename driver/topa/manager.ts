@@ -138,12 +138,19 @@ export class TopaManager implements OutputPlan {
     return c.off === this.placements[c.p]?.region.size ? c.p + 1 : c.p;
   }
 
+  /**
+   * Whether an INT region not yet serviced filled by `hw`: a ToPA PMI now may be this plan's
+   * (docs/sdm/output.md §7.3). With an early PMI (single-entry, §4.6) the margin is unknown, so an INT
+   * region not serviced counts once it holds a byte: servicing it early costs a region swap and loses
+   * nothing; missing its PMI would leave the context to stop at its full STOP+INT entry.
+   */
   intFilled(hw: HwPointers): boolean {
     const pos = this.resolve(hw);
     for (let p = this.serviced; p <= pos.p; p++) {
       const pl = this.placements[p]!;
       const slot = pl.table.slots[pl.index];
-      const full = p < pos.p || pos.off === pl.region.size;
+      const written = this.policy.earlyPmi === true && pos.off > 0;
+      const full = p < pos.p || pos.off === pl.region.size || written;
       if (full && slot?.kind === 'output' && slot.int) return true;
     }
     return false;

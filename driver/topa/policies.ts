@@ -13,6 +13,11 @@ import type { TopaTable } from './table.js';
 export interface PolicyImpl {
   /** Regions are reused, so bytes are read out when consumed (not at collection); absent: never. */
   readonly copiesOnConsume?: boolean;
+  /**
+   * The PMI comes before the INT region is full (MENTRY=0 CPUs: docs/sdm/output.md §4.6), by a margin
+   * the SDM does not give: any unread byte in an INT region may be the one that raised it.
+   */
+  readonly earlyPmi?: boolean;
   init(m: TopaManager): Promise<void>;
   refill(m: TopaManager, hw: HwPointers): Promise<PointerUpdate>;
 }
@@ -166,6 +171,7 @@ function protectUnread(): PolicyImpl {
 /** single-entry: entry 0 = output with INT+STOP, entry 1 = END to the table itself (§4.6, Linux `topa_insert_pages`). */
 function singleEntry(): PolicyImpl {
   return {
+    earlyPmi: true,
     async init(m) {
       const t = await m.newTable();
       const region = await m.newRegion();

@@ -46,11 +46,12 @@ import { topaBudget } from './topa-budget.js';
 import { topaCachedEntries } from './topa-cached-entries.js';
 import { manualPmiOtherContext, xsavesPmiOtherContext } from './pmi-other-context.js';
 import { protectUnreadOtherContext } from './protect-unread-other-context.js';
+import { singleEntryOtherContext } from './single-entry-other-context.js';
 
 /** Every scenario. */
 export const SCENARIOS: readonly Scenario[] = [
   topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaProtectUnreadLate, topaStop, topaChainStopEnd, topaBudget, topaCachedEntries, singleRangeWrap, singleEntryTopa,
-  pmiSkid, pmiBackToBack, pmiTopHalf, pmiNotTopa, pmiNotTopaContexts, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, manualPmiOtherContext, protectUnreadOtherContext, errorOtherContext, contextSwitchManual, failSafeBusy,
+  pmiSkid, pmiBackToBack, pmiTopHalf, pmiNotTopa, pmiNotTopaContexts, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, manualPmiOtherContext, protectUnreadOtherContext, singleEntryOtherContext, errorOtherContext, contextSwitchManual, failSafeBusy,
   errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaMidrun, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
   cr3Filter, ipFilter, tracestop, tracestopInSkid, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,
   ptwrite, disTnt,

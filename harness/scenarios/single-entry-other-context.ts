@@ -1,0 +1,126 @@
+// single-entry-other-context: two contexts on a MENTRY=0 CPU, where each
+// traces into the only layout it has (one region with INT+STOP, then END back
+// to the table: docs/sdm/output.md §4.6) and the PMI comes before the region
+// is full, by a margin the SDM does not give. Context A runs with interrupts
+// off (a long IF=0 stretch, §4.5): the PMI its region raises is taken only
+// after A left the CPU (its state saved, B's restored). With long slices A
+// fills its region meanwhile and stops at its full STOP+INT entry (Stopped=1,
+// the pointer at the region's end): the handler must find that PMI A's by A's
+// saved pointers and service A on its saved image (B's MSRs are not A's), so
+// A traces on once restored. B's early PMI may be taken after B's switch-out
+// (its skid crosses the switch): neither context's pointers then say whose it
+// is, so the driver services every context with unread output in its INT
+// region (§7.3); B must stay lossless. With short slices A is mostly switched
+// out before its region fills, and serviced while out all the same.
+import { imbalance } from '../../driver/collect/ledger.js';
+import { traceContexts, type ContextResult } from '../../driver/contexts.js';
+import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
+import type { TraceRequest } from '../../driver/request.js';
+import type { TargetEvent } from '../../driver/target.js';
+import type { GeneratedWorkload } from '../sim/workload/index.js';
+import type { ScenarioContext } from './context.js';
+import { secondWorkload, switchingOf } from './contexts-kit.js';
+import { everyPmiHandled, linesOf, timingVolume } from './helpers.js';
+import { interruptsOffWhile } from './interrupts-off.js';
+import { needs, type Scenario } from './scenario.js';
+import { ownedBranches, ownedTruth } from './truth-owner.js';
+
+/** Each context's one region. */
+const REGION = 4096;
+
+/** The `single-entry-other-context` scenario (see the file comment). */
+export const singleEntryOtherContext: Scenario = {
+  name: 'single-entry-other-context',
+  checks: 'two single-entry contexts on a MENTRY=0 CPU; A takes its early PMI only after it left the CPU: stopped at its full STOP+INT entry, A is serviced on its saved image ("stop" once, Stopped cleared) and traces on; B stays lossless though its own early PMI may land after its switch-out',
+  appliesTo: 'MENTRY=0 CPUs (Broadwell), where single-entry is the only ToPA layout (the model: real targets run one workload per CPU)',
+  targets: ['sim'],
+  skip: (env) => needs(env.caps.topaOutput, 'ToPA output (CPUID.(14H,0):ECX[0])') ?? (env.caps.topaMultipleEntries
+    ? 'a multi-entry ToPA CPU raises the PMI only once the region is full: protect-unread-other-context covers a context stopped at its STOP+INT entry there'
+    : undefined),
+  // The early PMI comes 512 bytes before full (docs/sdm/output.md §4.6); B's skid plus the flush grain must fit.
+  sim: { pmiSkid: 64 },
+  negative: 'no-topa-stop-status',
+  async run(ctx) {
+    const a = ctx.workload({ minBranches: 4 * LONG_SLICE });
+    const b = secondWorkload(ctx, 4 * LONG_SLICE);
+    const rl = await twoContexts(ctx, a, b, LONG_SLICE);
+    ctx.result = rl;
+    ctx.expect('long slices: A was serviced on its saved image while stopped at its full STOP+INT entry',
+      rl.pmis.some((p) => p.action === 'handled-saved' && p.stopped), records(rl));
+    ctx.truthFilter = ownedTruth(a.base, a.image.length);
+    ctx.expectFlowEqualsTruth('ptlab flow of A\'s trace up to its first stop gap is a prefix of A\'s part of truth.jsonl', 'prefix');
+    // Short slices: each writes well under the early PMI's margin on average, so A is mostly switched
+    // out before its region fills and serviced at B's PMIs. The slice is sized from A's bytes per
+    // branch (it differs by workload), measured by tracing A alone (its PMIs on time: lossless).
+    const [solo] = await traceContexts(ctx.target, [{ name: 'A alone', workload: a, req: singleEntry(ctx) }], { sliceBranches: a.model.branchCount, ...ctx.sessionOptions() });
+    const rate = solo!.ledger.collected / a.model.branchCount;
+    ctx.figure('aBytesPerBranch', Number(rate.toFixed(3)));
+    const rs = await twoContexts(ctx, a, b, Math.max(20, Math.floor(SHORT_SLICE_BYTES / rate)));
+    ctx.expect('short slices: A was serviced on its saved image at least twice', rs.pmis.filter((p) => p.action === 'handled-saved').length >= 2, records(rs));
+  },
+};
+
+/** Branches each context runs before a switch in the long run: more than its region holds at 0.15 bytes a branch and up. */
+const LONG_SLICE = 40_000;
+
+/** Bytes A writes in a short slice: well under the early PMI's 512-byte margin (docs/sdm/output.md §4.6). */
+const SHORT_SLICE_BYTES = 128;
+
+function records(r: ContextResult): string {
+  return r.pmis.map((p) => `${p.action}${p.stopped ? '(S)' : ''}`).join(',');
+}
+
+/** A context's request: one region with INT+STOP, switched by XSAVES where the CPU can. */
+function singleEntry(ctx: ScenarioContext): TraceRequest {
+  return { output: { scheme: 'topa', policy: 'single-entry', regionSize: REGION, regions: 1 }, switching: switchingOf(ctx), ...timingVolume(ctx.env.caps) };
+}
+
+/** One run of A (interrupts off) and B with `slice`-branch slices and its expectations; A's result. */
+async function twoContexts(ctx: ScenarioContext, a: GeneratedWorkload, b: GeneratedWorkload, slice: number): Promise<ContextResult> {
+  const sim = ctx.sim!;
+  const label = slice === LONG_SLICE ? 'long slices' : 'short slices';
+  const req = singleEntry(ctx);
+  const from = ctx.target.lines.length, truthFrom = sim.truth(0).length;
+  // PMIs with GLOBAL_STATUS[55] clear as the driver got them (one in flight when a handler acknowledged [55]).
+  let clear = 0;
+  const countClear = (ev: Extract<TargetEvent, { kind: 'pmi' }>): void => { if (!IA32_PERF_GLOBAL_STATUS.decode(ev.globalStatus).Trace_ToPA_PMI) clear++; };
+  const results = await traceContexts(interruptsOffWhile(ctx.target, sim, a, false, countClear), [
+    { name: 'A', workload: a, req }, { name: 'B', workload: b, req },
+  ], { sliceBranches: slice, ...ctx.sessionOptions(), writtenNow: () => sim.written(0) });
+  const [ra, rb] = results as [ContextResult, ContextResult];
+  const lines = ctx.target.lines.slice(from);
+  const notTopa = results.reduce((n, r) => n + r.pmis.filter((p) => p.action === 'not-topa').length, 0);
+  ctx.expectEqual(`${label}: exactly the PMIs that arrived with GLOBAL_STATUS[55] already clear were left alone as not ToPA PMIs`, notTopa, clear);
+  for (const r of results) {
+    ctx.expect(`${label}: context ${r.name}: every ToPA PMI was handled`, everyPmiHandled(r.pmis.filter((p) => p.action !== 'not-topa')), records(r));
+    ctx.expectEqual(`${label}: context ${r.name}: the ledger balances`, imbalance(r.ledger), 0);
+  }
+  // A: one "stop" per stop a handler or the final stop found, where the handler found it (regions
+  // swapped early end anywhere in the stream), of an unknown size, and no other loss.
+  const stops = ra.ledger.lost.filter((l) => l.reason === 'stop');
+  const handledStops = ra.pmis.filter((p) => p.action !== 'final-stop' && p.stopped);
+  ctx.expectEqual(`${label}: A: one "stop" loss per stop a handler or the final stop found, where it found it, and no other loss`,
+    [stops.length, handledStops.every((p) => stops.some((l) => l.at === p.at && l.bytes === null)), ra.ledger.lost.length],
+    [handledStops.length + (ra.final.stopped ? 1 : 0), true, stops.length]);
+  // After each stop a handler cleared, A traced on: output follows it (Stopped cleared and a fresh
+  // region swapped in, in the image the next restore loaded).
+  const ats = handledStops.map((p) => p.at);
+  const stuck = ats.filter((at, i) => at >= ra.stream.length || (i > 0 && at <= ats[i - 1]!));
+  ctx.expect(`${label}: A traced on after every stop a handler cleared (output follows each; no stop found twice at one place)`, stuck.length === 0,
+    `${ats.length} stops cleared, at ${ats.join(', ') || '-'}; ${ra.stream.length} bytes collected`);
+  // A service on a saved image follows output written since the context's last one (an empty region is not due).
+  for (const r of results) {
+    const empty = r.pmis.filter((p, i) => p.action === 'handled-saved' && i > 0 && p.at <= r.pmis[i - 1]!.at).length;
+    ctx.expect(`${label}: context ${r.name}: each service on its saved image found output written since the one before`, empty === 0, `${empty} found none; PMIs ${records(r)}`);
+  }
+  ctx.expect(`${label}: B: lossless, its early PMIs serviced wherever they landed`, rb.ledger.lost.length === 0, `${JSON.stringify(rb.ledger.lost)}; PMIs ${records(rb)}`);
+  ctx.expectEqual(`${label}: every branch of B was traced`, ownedBranches(sim.truth(0).slice(truthFrom), b), b.model.branchCount);
+  // A sound run takes about one PMI per region of output; servicing every context with unread
+  // output at a PMI whose owner is unknown at most doubles that.
+  const pmis = linesOf(lines, 'pmi').length, bytes = ra.ledger.collected + rb.ledger.collected;
+  ctx.expect(`${label}: no PMI storm: at most two PMIs per region of output, plus a few`, pmis <= 8 + (2 * bytes) / REGION, `${pmis} PMIs for ${bytes} bytes`);
+  ctx.expect(`${label}: the contexts took turns, each switched out and in`, ra.switches >= 3 && rb.switches >= 3, `${ra.switches} and ${rb.switches} switches`);
+  ctx.expectEqual(`${label}: tracing is off at the end`, IA32_RTIT_CTL.decode(await ctx.target.rdmsr(0, IA32_RTIT_CTL.address)).TraceEn, false);
+  ctx.expectEqual(`${label}: every buffer and table the driver allocated was freed`, linesOf(lines, 'alloc').length, linesOf(lines, 'free').length);
+  return ra;
+}
