@@ -1,14 +1,50 @@
 // Refuse, before any MSR is written, everything a request asks that the CPU
 // does not enumerate (issue 4 item 1; docs/sdm/cpuid.md; docs/sdm/msrs.md §3.1–§3.3
-// gates and encoding bitmaps). Errors name the capability and the CPUID bit.
-import { UnsupportedError, PtError } from './errors.js';
+// gates and encoding bitmaps) or that one of its errata rules out (docs/sdm/errata.md).
+// Errors name the capability and the CPUID bit, or the erratum. The CTL options' gates are the
+// field table's (driver/hw/msrs.ts): errors name the SDM field and its CPUID bit.
+import { UnsupportedError, PtError } from './base/errors.js';
+import { CTL_OPTION_NAMES, ctlFor, requestedCtlFields } from './ctl.js';
 import { cpuidBitName, type PtCapFlag, type PtCapNumber, type PtCaps } from './hw/cpuid.js';
-import { isCanonical } from './hw/msrs.js';
+import { ctlGpErratum, describeCtlFields, ErratumError, type ErratumId } from './hw/errata.js';
+import { IA32_RTIT_CR3_MATCH, IA32_RTIT_CTL, isCanonical } from './hw/msrs.js';
 import { topaSizeEncoding } from './hw/topa.js';
-import { DEFAULT_TOPA_BUDGET, type TraceRequest } from './request.js';
+import { BITMAP_RULES } from './hw/validate.js';
+import { CTL_FIELDS_NOT_OPTIONS, DEFAULT_TOPA_BUDGET, type CtlOptionName, type TraceRequest } from './request.js';
 
 function need(caps: PtCaps, cap: PtCapFlag, capability: string): void {
   if (!caps[cap]) throw new UnsupportedError(capability, cpuidBitName(cap));
+}
+
+/** The request's options besides the CTL fields (a Record, so the compiler keeps it complete). */
+const NON_CTL_OPTIONS: Readonly<Record<Exclude<keyof TraceRequest, CtlOptionName>, true>> = { output: true, CR3_MATCH: true, ranges: true, switching: true };
+const REQUEST_KEYS: ReadonlySet<string> = new Set([...Object.keys(NON_CTL_OPTIONS), ...CTL_OPTION_NAMES]);
+
+/**
+ * A key the request type does not have is refused, not ignored: a request built without the type
+ * (JSON, a cast, a spread) that spells an option another way would otherwise trace something else.
+ */
+function checkKeys(req: TraceRequest): void {
+  for (const k of Object.keys(req)) {
+    if (REQUEST_KEYS.has(k)) continue;
+    const setBy = (CTL_FIELDS_NOT_OPTIONS as Readonly<Record<string, string>>)[k];
+    throw new PtError('bad_config', setBy !== undefined
+      ? `${k} is not a request option: IA32_RTIT_CTL.${k} is set by ${setBy}`
+      : `unknown request option '${k}' (IA32_RTIT_CTL options take the SDM field names: ${CTL_OPTION_NAMES.join(', ')})`);
+  }
+}
+
+/**
+ * Every IA32_RTIT_CTL field the request sets must pass its gate in the field table
+ * (driver/hw/msrs.ts): the message names the field and the CPUID bit, e.g. "DisTNT needs
+ * CPUID.(EAX=14H,ECX=0):EBX[8] (TNT disable), which this CPU does not enumerate".
+ */
+function checkCtlGates(caps: PtCaps, req: TraceRequest): void {
+  for (const name of requestedCtlFields(req)) {
+    const gate = IA32_RTIT_CTL.fields[name].gate;
+    if (gate === undefined || gate.test(caps)) continue;
+    throw new UnsupportedError(name, gate.cpuid, `${name} needs ${gate.cpuid} (${gate.what}), which this CPU does not enumerate`);
+  }
 }
 
 /** An encoding must have its bit set in a CPUID bitmap (docs/sdm/msrs.md §3.3 rules 5–7). */
@@ -22,27 +58,38 @@ function needEncoding(caps: PtCaps, bitmap: PtCapNumber, field: string, enc: num
 
 const isPow2 = (n: number): boolean => Number.isSafeInteger(n) && n > 0 && (n & (n - 1)) === 0;
 
-/** Throws UnsupportedError (capability + CPUID bit) or PtError('bad_config') unless `caps` can run `req`. */
-export function checkRequest(caps: PtCaps, req: TraceRequest): void {
+/**
+ * Throws UnsupportedError (capability + CPUID bit), ErratumError (an erratum of the CPU, e.g. BDM106)
+ * or PtError('bad_config') unless a CPU with `caps` and `errata` (the probe's) can run `req`.
+ */
+export function checkRequest(caps: PtCaps, req: TraceRequest, errata: Iterable<ErratumId>): void {
+  checkKeys(req);
   need(caps, 'intelPt', 'Intel PT');
+  // Output and ranges first: their messages say more than the ToPA and ADDRn_CFG gates would.
   checkOutput(caps, req);
-  if (req.cr3Match !== undefined) {
-    need(caps, 'cr3Filtering', 'CR3 filtering');
-    if ((req.cr3Match & 0x1fn) !== 0n) throw new PtError('bad_config', `CR3 match value 0x${req.cr3Match.toString(16)} has bits 4:0 set`);
-  }
-  if (req.psbFreq !== undefined) { need(caps, 'psbCyc', 'Configurable PSB frequency'); needEncoding(caps, 'psbPeriods', 'PSBFreq', req.psbFreq); }
-  if (req.cyc) { need(caps, 'psbCyc', 'Cycle-accurate mode (CYC)'); needEncoding(caps, 'cycThresholds', 'CycThresh', req.cyc.thresh); }
-  if (req.mtc) { need(caps, 'mtc', 'MTC packets'); needEncoding(caps, 'mtcPeriods', 'MTCFreq', req.mtc.freq); }
-  if (req.ptwrite) need(caps, 'ptwrite', 'PTWRITE');
-  if (req.powerEvents) need(caps, 'powerEvents', 'Power event trace');
-  if (req.eventTrace) need(caps, 'eventTrace', 'Event trace');
-  if (req.disTnt) need(caps, 'tntDisable', 'TNT disable');
-  if (req.pmiPreservation) need(caps, 'pmiPreservation', 'PSB and PMI preservation');
   checkRanges(caps, req);
+  checkCtlGates(caps, req);
+  if (req.FUPonPTW && !req.PTWEn) throw new PtError('bad_config', 'FUPonPTW without PTWEn: there would be no PTW packet for a FUP to follow');
+  if (req.CR3_MATCH !== undefined && (req.CR3_MATCH & IA32_RTIT_CR3_MATCH.reservedMask) !== 0n) {
+    throw new PtError('bad_config', `CR3_MATCH value 0x${req.CR3_MATCH.toString(16)} has bits 4:0 set`);
+  }
+  for (const r of BITMAP_RULES) {
+    const enc = req[r.field];
+    if (enc !== undefined) needEncoding(caps, r.bitmap, r.field, enc);
+  }
   if (req.switching === 'xsaves') {
     need(caps, 'xsaves', 'XSAVES/XRSTORS');
     need(caps, 'xssPtState', 'XSAVES of PT state (IA32_XSS[8])');
   }
+  checkErrata(errata, req);
+}
+
+/** The enabling IA32_RTIT_CTL of `req` must not be a write an erratum of the CPU faults (BDM106: BranchEn=0). */
+function checkErrata(errata: Iterable<ErratumId>, req: TraceRequest): void {
+  const hit = ctlGpErratum(errata, ctlFor(req, true));
+  if (hit === undefined) return;
+  throw new ErratumError(hit.id, `erratum ${hit.id} of this CPU: WRMSR IA32_RTIT_CTL with ${describeCtlFields(hit.fields)} ` +
+    'raises #GP, so this request cannot be traced (docs/sdm/errata.md)');
 }
 
 function checkOutput(caps: PtCaps, req: TraceRequest): void {

@@ -2,7 +2,7 @@
 // manually with RDMSR/WRMSR (docs/sdm/xsave.md §5: CTL first on save, last on
 // restore) or with XSAVES/XRSTORS of state component 8 (docs/sdm/xsave.md §2–§4),
 // where the CPU enumerates XSAVES and IA32_XSS[8].
-import { PtError, UnsupportedError } from './errors.js';
+import { PtError, UnsupportedError } from './base/errors.js';
 import { traceEnOf, withoutTraceEn } from './ctl.js';
 import { NO_FAULTS, type DriverFaults } from './faults.js';
 import { cpuidBitName, type PtCaps } from './hw/cpuid.js';

@@ -11,7 +11,7 @@
 // XSAVES). With PMI preservation a PMI taken with TraceEn=0 is left pended
 // instead (§7.4 rule 1) and comes back at the context's XRSTORS.
 import type { TargetFigures } from './collect/collect.js';
-import { PtError } from './errors.js';
+import { PtError } from './base/errors.js';
 import { IA32_PERF_GLOBAL_STATUS } from './hw/msrs.js';
 import type { TraceRequest } from './request.js';
 import { TraceSession, type SessionOptions, type TraceResult } from './session.js';

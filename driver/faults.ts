@@ -4,7 +4,7 @@
 // has on real hardware — catches a wrong driver, not only a wrong model:
 // test/scenarios/driver-faults.test.ts turns each on and expects a FAIL.
 // None is ever on unless asked for (`ptlab run --driver-fault NAME`).
-import { PtError } from './errors.js';
+import { PtError } from './base/errors.js';
 
 /** One deliberate driver bug, named for the rule it breaks. */
 export type DriverFault =

@@ -1,7 +1,7 @@
 // The driver's access to one CPU of a target: MSR batches that turn a #GP
 // into a typed error naming the step, and a count of round trips (every
 // awaited target call), so a PMI's cost can be reported (issue 4, item 4).
-import { GeneralProtectionError, type CpuFault } from './errors.js';
+import { GeneralProtectionError, type CpuFault } from './hw/cpu-fault.js';
 import type { CallOpts, MemoryContent, MsrOp, PhysRegion, Target } from './target.js';
 
 /** A #GP inside a named step of a driver sequence ("enable: OUTPUT_BASE"). */

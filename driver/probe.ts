@@ -1,6 +1,8 @@
-// Probe: read CPUID through the target into PtCaps (docs/design.md step 1;
-// docs/sdm/cpuid.md). The raw leaves travel with the trace (docs/prior-art.md §3.1).
-import { decodePtCaps, PT_CPUID_QUERIES, ZERO_REGS, type CpuidRegs, type PtCaps } from './hw/cpuid.js';
+// Probe: read CPUID through the target into PtCaps, the CPU's signature and its
+// errata (docs/design.md step 1; docs/sdm/cpuid.md; docs/sdm/errata.md). The raw
+// leaves travel with the trace (docs/prior-art.md §3.1).
+import { cpuSignature, decodePtCaps, PT_CPUID_QUERIES, ZERO_REGS, type CpuidRegs, type CpuSignature, type PtCaps } from './hw/cpuid.js';
+import { enumerationMismatches, errataOf, type ErratumId } from './hw/errata.js';
 import type { CallOpts, Target } from './target.js';
 
 /** One CPUID result as read from the target. */
@@ -10,13 +12,19 @@ export interface CpuidRecord {
   readonly regs: CpuidRegs;
 }
 
-/** What a probe found: the decoded capabilities and the raw leaves they came from. */
+/** What a probe found: the decoded capabilities, the CPU and its errata, and the raw leaves they came from. */
 export interface ProbeResult {
   readonly caps: PtCaps;
+  /** DisplayFamily, DisplayModel and stepping of CPUID.01H:EAX. */
+  readonly cpu: CpuSignature;
+  /** The errata of that CPU (driver/hw/errata.ts), e.g. BDM106 on Broadwell; none on a CPU not from Intel. */
+  readonly errata: ReadonlySet<ErratumId>;
+  /** Where CPUID contradicts the errata table (e.g. a Broadwell model enumerating multi-entry ToPA); informational. */
+  readonly warnings: readonly string[];
   readonly cpuid: readonly CpuidRecord[];
 }
 
-/** Reads every leaf `decodePtCaps` needs (PT_CPUID_QUERIES) from `cpu` and decodes PtCaps. */
+/** Reads every leaf of PT_CPUID_QUERIES from `cpu`; decodes PtCaps, the signature and the errata. */
 export async function probe(target: Target, cpu: number, opts?: CallOpts): Promise<ProbeResult> {
   const cpuid: CpuidRecord[] = [];
   for (const [leaf, subleaf] of PT_CPUID_QUERIES) {
@@ -24,7 +32,10 @@ export async function probe(target: Target, cpu: number, opts?: CallOpts): Promi
   }
   const find = (leaf: number, subleaf: number): CpuidRegs =>
     cpuid.find((r) => r.leaf === leaf && r.subleaf === subleaf)?.regs ?? ZERO_REGS;
-  return { caps: decodePtCaps(find), cpuid };
+  const caps = decodePtCaps(find);
+  const sig = cpuSignature(find(1, 0).eax);
+  const errata = errataOf({ ...sig, vendor: caps.vendor });
+  return { caps, cpu: sig, errata, warnings: enumerationMismatches(sig, errata, caps), cpuid };
 }
 
 /** The leaf 14H records of a probe, for image.json's `cpuid14`. */

@@ -1,6 +1,6 @@
 // Programming the PT unit (docs/design.md step 3, docs/sdm/msrs.md, docs/sdm/xsave.md §5
 // notes): the enable and disable sequences, each ONE msrBatch round trip.
-import { PtError } from './errors.js';
+import { PtError } from './base/errors.js';
 import { ctlFor, traceEnOf, withoutTraceEn } from './ctl.js';
 import { NO_FAULTS, type DriverFaults } from './faults.js';
 import {
@@ -43,7 +43,7 @@ export class Programmer {
   /** CR3_MATCH and ADDRn_A/B writes of the request (the values a context restore must also write). */
   filterOps(): StepOp[] {
     const ops: StepOp[] = [];
-    if (this.req.cr3Match !== undefined) ops.push(wr(IA32_RTIT_CR3_MATCH.address, this.req.cr3Match, 'enable: CR3_MATCH'));
+    if (this.req.CR3_MATCH !== undefined) ops.push(wr(IA32_RTIT_CR3_MATCH.address, this.req.CR3_MATCH, 'enable: CR3_MATCH'));
     for (const [n, r] of (this.req.ranges ?? []).entries()) {
       ops.push(wr(IA32_RTIT_ADDR_A[n]!.address, r.a, `enable: ADDR${n}_A`), wr(IA32_RTIT_ADDR_B[n]!.address, r.b, `enable: ADDR${n}_B`));
     }

@@ -1,7 +1,7 @@
 // Where a physical read puts its bytes (Target `PhysMemory.read` with `ReadOpts.into`): the
 // caller's array when it gives one, so collection reads straight into its stream with no
 // allocation and no second copy; else a new array.
-import { PtError } from './errors.js';
+import { PtError } from './base/errors.js';
 
 /** The first `length` bytes of `into`, or a new zero-filled array; throws PtError('bad_config') when `into` is too short. */
 export function readDestination(length: number, into: Uint8Array | undefined): Uint8Array {

@@ -1,6 +1,9 @@
 // What a user asks one trace run for (docs/design.md "One trace run, as data flows"): the output
-// scheme and its sizes, and the IA32_RTIT_CTL options (docs/sdm/msrs.md §3.1).
+// scheme and its sizes, and the IA32_RTIT_CTL options (docs/sdm/msrs.md §3.1), each under the
+// name of its field in the field table (driver/hw/msrs.ts): one spelling per SDM field.
 // `checkRequest` (check-request.ts) refuses what the CPU does not enumerate.
+import type { Decoded } from './hw/field.js';
+import type { IA32_RTIT_CTL } from './hw/msrs.js';
 
 /** Where INT and STOP go in the ToPA tables, and what the PMI handler does (docs/sdm/output.md §7.1). */
 export type TopaPolicy =
@@ -59,38 +62,64 @@ export interface AddressRange {
 /** How the driver saves and restores trace state at a `slice` event (docs/sdm/xsave.md §2–§5). */
 export type SwitchMode = 'none' | 'manual' | 'xsaves';
 
-/** Everything a trace run asks of the CPU. Absent options are off. */
-export interface TraceRequest {
-  readonly output: SingleRangeRequest | TopaRequest;
-  /** CTL.OS / CTL.User: trace CPL 0 / CPL > 0 (default: User only). */
-  readonly os?: boolean;
-  readonly user?: boolean;
-  /** CTL.BranchEn (default true). */
-  readonly branchEn?: boolean;
-  /** CTL.TSCEn. */
-  readonly tsc?: boolean;
-  /** CTL.MTCEn with MTCFreq = `freq` (an encoding of L14.1.EAX[31:16]). */
-  readonly mtc?: { readonly freq: number };
-  /** CTL.CYCEn with CycThresh = `thresh` (an encoding of L14.1.EBX[15:0]). */
-  readonly cyc?: { readonly thresh: number };
-  /** CTL.PSBFreq encoding (L14.1.EBX[31:16]). */
-  readonly psbFreq?: number;
-  /** CTL.DisRETC: no RET compression. */
-  readonly disRetc?: boolean;
-  /** CTL.CR3Filter with IA32_RTIT_CR3_MATCH = this value. */
-  readonly cr3Match?: bigint;
+type CtlFields = (typeof IA32_RTIT_CTL)['fields'];
+/** An IA32_RTIT_CTL field name (driver/hw/msrs.ts). */
+export type CtlFieldName = keyof CtlFields;
+
+/**
+ * The IA32_RTIT_CTL fields that are NOT request options, each with what sets it instead. Every
+ * other field of the table is an option of the same name and type (`CtlOptions`), so a field added
+ * to the table is an option at once, under its SDM name.
+ */
+export const CTL_FIELDS_NOT_OPTIONS = {
+  TraceEn: 'the driver, when it enables and disables tracing',
+  ToPA: "output.scheme 'topa'",
+  FabricEn: 'nothing: ptlab writes its trace to memory, never to the trace transport subsystem',
+  CR3Filter: 'CR3_MATCH present',
+  MTCEn: 'MTCFreq present',
+  CYCEn: 'CycThresh present',
+  ADDR0_CFG: 'ranges[0].role',
+  ADDR1_CFG: 'ranges[1].role',
+  ADDR2_CFG: 'ranges[2].role',
+  ADDR3_CFG: 'ranges[3].role',
+} as const satisfies { readonly [K in CtlFieldName]?: string };
+
+/**
+ * Enable bits set by the presence of their value field: a request gives MTCFreq (CycThresh) and
+ * gets MTCEn=1 (CYCEn=1), so no request can ask for an MTC period with MTCEn=0.
+ */
+export const CTL_ENABLED_BY = { MTCEn: 'MTCFreq', CYCEn: 'CycThresh' } as const satisfies { readonly [K in CtlFieldName]?: CtlFieldName };
+
+/** A CTL field that is a request option (under the field's name). */
+export type CtlOptionName = Exclude<CtlFieldName, keyof typeof CTL_FIELDS_NOT_OPTIONS>;
+
+/** Absent options are 0, except these: by default a request traces CPL > 0 with COFI packets (docs/sdm/msrs.md §3.1). */
+export const CTL_OPTION_DEFAULTS = { User: true, BranchEn: true } as const satisfies { readonly [K in CtlOptionName]?: Decoded<CtlFields>[K] };
+
+/**
+ * The IA32_RTIT_CTL options of a request: one per field of the table but those in
+ * `CTL_FIELDS_NOT_OPTIONS`, under the field's SDM name with its decoded type (a flag: boolean, a
+ * wider field: its encoding), docs/sdm/msrs.md §3.1–§3.2:
+ * - OS, User: trace CPL 0 / CPL > 0 (default: User only). BranchEn: COFI packets (default 1).
+ * - TSCEn, DisRETC, PwrEvtEn, EventEn, DisTNT, InjectPsbPmiOnEnable (PSB and PMI preservation,
+ *   docs/sdm/output.md §7.4), PTWEn, FUPonPTW: the CTL bits of those names. FUPonPTW without
+ *   PTWEn is refused (checkRequest): it would ask for FUPs after PTW packets that never come.
+ * - MTCFreq (an encoding of L14.1.EAX[31:16]; present ⇒ MTCEn=1), CycThresh (L14.1.EBX[15:0];
+ *   present ⇒ CYCEn=1), PSBFreq (L14.1.EBX[31:16]).
+ */
+export type CtlOptions = { readonly [K in CtlOptionName]?: Decoded<CtlFields>[K] };
+
+/** What a trace run asks of the CPU besides its output: the CTL options and the non-CTL ones. Absent options are off. */
+export interface TraceOptions extends CtlOptions {
+  /** IA32_RTIT_CR3_MATCH (the MSR's SDM name) = this value; present ⇒ CR3Filter=1. */
+  readonly CR3_MATCH?: bigint;
   /** Up to 4 address ranges (ADDRn_CFG = 1 filter, 2 TraceStop). */
   readonly ranges?: readonly AddressRange[];
-  /** CTL.PTWEn, and FUPonPTW when `fupOnPtw`. */
-  readonly ptwrite?: { readonly fupOnPtw?: boolean };
-  /** CTL.PwrEvtEn. */
-  readonly powerEvents?: boolean;
-  /** CTL.EventEn. */
-  readonly eventTrace?: boolean;
-  /** CTL.DisTNT. */
-  readonly disTnt?: boolean;
-  /** CTL.InjectPsbPmiOnEnable: PSB and PMI preservation (docs/sdm/output.md §7.4). */
-  readonly pmiPreservation?: boolean;
   /** Context switching at `slice` events (default 'none'). */
   readonly switching?: SwitchMode;
+}
+
+/** Everything a trace run asks of the CPU. Absent options are off. */
+export interface TraceRequest extends TraceOptions {
+  readonly output: SingleRangeRequest | TopaRequest;
 }

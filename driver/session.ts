@@ -2,12 +2,12 @@
 // plan → program → run (PMI handler, context switches) → stop → collect.
 // Written against Target and Execution only.
 import { collect, type Collected, type TargetFigures } from './collect/collect.js';
-import { PtError } from './errors.js';
+import { PtError } from './base/errors.js';
 import { LossRecorder } from './collect/ledger.js';
 import { checkRequest } from './check-request.js';
 import { ContextSwitcher, readImage, writeImage, type SavedContext } from './context-switch.js';
 import { NO_FAULTS, type DriverFaults } from './faults.js';
-import { assertNever } from './decode/index.js';
+import { assertNever } from './base/assert-never.js';
 import { IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS } from './hw/msrs.js';
 import { rd, TargetIo } from './io.js';
 import type { OutputPlan } from './output/plan.js';
@@ -66,11 +66,11 @@ export class TraceSession {
     this.switcher = mode === 'none' ? undefined : new ContextSwitcher(io, probed.caps, mode, programmer.filterOps(), faults);
   }
 
-  /** Probe, refuse what the CPU lacks (before any MSR write), fail safe if TraceEn=1, plan the output. */
+  /** Probe, refuse what the CPU lacks or its errata rule out (before any MSR write), fail safe if TraceEn=1, plan the output. */
   static async open(target: Target, req: TraceRequest, o: SessionOptions = {}): Promise<TraceSession> {
     const cpu = o.cpu ?? 0;
     const probed = await probe(target, cpu, { signal: o.signal });
-    checkRequest(probed.caps, req);
+    checkRequest(probed.caps, req, probed.errata);
     const io = new TargetIo(target, cpu, o.signal ? { signal: o.signal } : {});
     const faults = o.faults ?? NO_FAULTS;
     const programmer = new Programmer(io, req, faults);

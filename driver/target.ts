@@ -2,7 +2,7 @@
 // interface"). The sim model, a QEMU guest and a bare-metal lab machine each
 // implement it; the driver never learns which one it has.
 import type { CpuidRegs } from './hw/cpuid.js';
-import type { CpuFault } from './errors.js';
+import type { CpuFault } from './hw/cpu-fault.js';
 
 /** Every call that can block takes a signal (STYLE §6). */
 export interface CallOpts { readonly signal?: AbortSignal }
@@ -148,7 +148,3 @@ export interface TranscriptLine {
   readonly area?: Readonly<Record<string, string>>;
 }
 
-/** Lowercase hex with 0x and no leading zeros (docs/formats/packet-json.md conventions). */
-export function hex(v: bigint | number): string {
-  return `0x${v.toString(16)}`;
-}

@@ -6,14 +6,12 @@
 // writes by address and size, and the component-8 MSRs of every XSAVES and
 // XRSTORS area, so order rules ("refill before CTL is restored") can be
 // checked on any target.
-import { CpuFaultError, describeFault } from './errors.js';
+import { CpuFaultError, describeFault } from './hw/cpu-fault.js';
 import type { CpuidRegs } from './hw/cpuid.js';
 import { describeTopaEntry, TOPA_ENTRY_BYTES } from './hw/topa.js';
 import { decodePtState, ptStateBytes } from './hw/xsave.js';
-import {
-  hex, type CallOpts, type Execution, type MsrOp, type MsrResult, type PhysMemory, type PhysRegion, type ReadOpts, type StartOpts,
-  type Target, type TargetEvent, type TranscriptLine, type Workload, type WriteOpts,
-} from './target.js';
+import { hex } from './base/hex.js';
+import { type CallOpts, type Execution, type MsrOp, type MsrResult, type PhysMemory, type PhysRegion, type ReadOpts, type StartOpts, type Target, type TargetEvent, type TranscriptLine, type Workload, type WriteOpts } from './target.js';
 
 type Op = TranscriptLine['op'];
 type Fields = Omit<TranscriptLine, 'seq' | 't_us' | 'cpu' | 'op'>;

@@ -2,7 +2,8 @@
 // against the sim for every profile (test/sim/contract.test.ts) and against real targets
 // where they exist. It registers vitest blocks; it is not a test file itself.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { AllocationError, GeneralProtectionError, PtError } from '../driver/errors.js';
+import { AllocationError, PtError } from '../driver/base/errors.js';
+import { GeneralProtectionError } from '../driver/hw/cpu-fault.js';
 import { PT_CPUID_QUERIES } from '../driver/hw/cpuid.js';
 import type { Target, TargetEvent, Workload } from '../driver/target.js';
 

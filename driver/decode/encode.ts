@@ -1,9 +1,10 @@
 // The packet encoder: one encoding for every packet of the Packet union
 // (STYLE §4: "an encoder for every decoder"). Layouts: docs/sdm/packets.md §3;
 // reserved bits are written as 0 (docs/sdm/packets.md conventions).
-import { PtError } from '../errors.js';
+import { PtError } from '../base/errors.js';
 import { EXT, EXT2_MNT, IP_PAYLOAD_BYTES, MOB, OPC, PSB_HI, PSB_LO, PSB_REPEAT, TNT_64_MAX, TNT_8_MAX } from './opcodes.js';
-import { assertNever, IPBYTES_BY_IPC, type Packet } from './packet.js';
+import { assertNever } from '../base/assert-never.js';
+import { IPBYTES_BY_IPC, type Packet } from './packet.js';
 
 const M32 = 0xffff_ffffn;
 

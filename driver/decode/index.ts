@@ -4,9 +4,7 @@ export {
   PacketRecord, PacketKind, type PacketKindCode, DecodeError, type DecodeErrorCode, ERROR_NAMES,
   packetName, toPacket, joinU64,
 } from './record.js';
-export {
-  type Packet, type PacketType, type PacketOf, type IpCompression, IPC_BY_IPBYTES, IPBYTES_BY_IPC, assertNever,
-} from './packet.js';
+export { type Packet, type PacketType, type PacketOf, type IpCompression, IPC_BY_IPBYTES, IPBYTES_BY_IPC } from './packet.js';
 export { encodePacket, encodePackets, PacketWriter } from './encode.js';
 export { checksumRecord, checksumBatch, CHECKSUM_INIT, mix } from './checksum.js';
 export { PacketBatch, type PacketBatchOptions } from './batch.js';

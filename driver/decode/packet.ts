@@ -69,7 +69,3 @@ export type Packet =
 /** Narrows a Packet by its type. */
 export type PacketOf<T extends PacketType> = Extract<Packet, { readonly type: T }>;
 
-/** Exhaustiveness check for `switch (p.type)`: a new packet type breaks every switch that misses it. */
-export function assertNever(x: never): never {
-  throw new Error(`unexpected value: ${JSON.stringify(x, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`);
-}

@@ -1,7 +1,8 @@
 // The decoder's reusable, allocation-free packet record: numeric fields only,
 // so the hot loop allocates nothing. `toPacket` turns it into the Packet union
 // (allocating; for tests and JSON, not for the hot loop).
-import { assertNever, IPC_BY_IPBYTES, type Packet, type PacketType } from './packet.js';
+import { assertNever } from '../base/assert-never.js';
+import { IPC_BY_IPBYTES, type Packet, type PacketType } from './packet.js';
 
 /** Small integer kind codes (shared with the C checksum twin: keep the numbers). */
 export const PacketKind = {

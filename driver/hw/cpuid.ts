@@ -11,6 +11,8 @@ export interface CpuidRegs { readonly eax: number; readonly ebx: number; readonl
 export const ZERO_REGS: CpuidRegs = Object.freeze({ eax: 0, ebx: 0, ecx: 0, edx: 0 });
 
 interface CapRow {
+  /** What the bit or field enumerates, in the SDM's words ("TNT disable"): messages quote it. */
+  readonly what: string;
   readonly leaf: number;
   readonly subleaf: number;
   readonly reg: CpuidReg;
@@ -18,7 +20,7 @@ interface CapRow {
   readonly lo: number;
 }
 
-const row = (leaf: number, subleaf: number, reg: CpuidReg, hi: number, lo = hi): CapRow => ({ leaf, subleaf, reg, hi, lo });
+const row = (what: string, leaf: number, subleaf: number, reg: CpuidReg, hi: number, lo = hi): CapRow => ({ what, leaf, subleaf, reg, hi, lo });
 
 /**
  * Every capability ptlab reads from CPUID, in the SDM's words (docs/sdm/cpuid.md §1–§5).
@@ -26,55 +28,55 @@ const row = (leaf: number, subleaf: number, reg: CpuidReg, hi: number, lo = hi):
  */
 export const PT_CAP_ROWS = {
   /** CPUID.(EAX=07H,ECX=0):EBX[25]: Intel PT supported. */
-  intelPt: row(0x7, 0, 'ebx', 25),
+  intelPt: row('Intel PT', 0x7, 0, 'ebx', 25),
   /** L14.0.EAX: highest sub-leaf of leaf 14H. */
-  maxSubleaf: row(0x14, 0, 'eax', 31, 0),
+  maxSubleaf: row('the highest sub-leaf of leaf 14H', 0x14, 0, 'eax', 31, 0),
   /** L14.0.EBX[0]: CR3 filtering, IA32_RTIT_CR3_MATCH. */
-  cr3Filtering: row(0x14, 0, 'ebx', 0),
+  cr3Filtering: row('CR3 filtering', 0x14, 0, 'ebx', 0),
   /** L14.0.EBX[1]: configurable PSB and cycle-accurate mode. */
-  psbCyc: row(0x14, 0, 'ebx', 1),
+  psbCyc: row('configurable PSB and cycle-accurate mode', 0x14, 0, 'ebx', 1),
   /** L14.0.EBX[2]: IP filtering, TraceStop, RTIT MSRs kept across warm reset. */
-  ipFiltering: row(0x14, 0, 'ebx', 2),
+  ipFiltering: row('IP filtering and TraceStop', 0x14, 0, 'ebx', 2),
   /** L14.0.EBX[3]: MTC timing packets (and COFI suppression). */
-  mtc: row(0x14, 0, 'ebx', 3),
+  mtc: row('MTC', 0x14, 0, 'ebx', 3),
   /** L14.0.EBX[4]: PTWRITE. */
-  ptwrite: row(0x14, 0, 'ebx', 4),
+  ptwrite: row('PTWRITE', 0x14, 0, 'ebx', 4),
   /** L14.0.EBX[5]: power event trace. */
-  powerEvents: row(0x14, 0, 'ebx', 5),
+  powerEvents: row('power event trace', 0x14, 0, 'ebx', 5),
   /** L14.0.EBX[6]: PSB and PMI preservation (InjectPsbPmiOnEnable, PendPSB, PendTopaPMI). */
-  pmiPreservation: row(0x14, 0, 'ebx', 6),
+  pmiPreservation: row('PSB and PMI preservation', 0x14, 0, 'ebx', 6),
   /** L14.0.EBX[7]: Event Trace (EventEn). */
-  eventTrace: row(0x14, 0, 'ebx', 7),
+  eventTrace: row('event trace', 0x14, 0, 'ebx', 7),
   /** L14.0.EBX[8]: TNT disable (DisTNT). */
-  tntDisable: row(0x14, 0, 'ebx', 8),
+  tntDisable: row('TNT disable', 0x14, 0, 'ebx', 8),
   /** L14.0.ECX[0]: ToPA output. */
-  topaOutput: row(0x14, 0, 'ecx', 0),
+  topaOutput: row('ToPA output', 0x14, 0, 'ecx', 0),
   /** L14.0.ECX[1]: ToPA tables may hold multiple output entries (MENTRY). */
-  topaMultipleEntries: row(0x14, 0, 'ecx', 1),
+  topaMultipleEntries: row('ToPA tables with multiple output entries', 0x14, 0, 'ecx', 1),
   /** L14.0.ECX[2]: single-range output. */
-  singleRangeOutput: row(0x14, 0, 'ecx', 2),
+  singleRangeOutput: row('single-range output', 0x14, 0, 'ecx', 2),
   /** L14.0.ECX[3]: output to the trace transport subsystem (FabricEn). */
-  transportOutput: row(0x14, 0, 'ecx', 3),
+  transportOutput: row('output to the trace transport subsystem', 0x14, 0, 'ecx', 3),
   /** L14.0.ECX[31]: IP payloads are linear addresses (LIP). */
-  lip: row(0x14, 0, 'ecx', 31),
+  lip: row('IP payloads as linear addresses', 0x14, 0, 'ecx', 31),
   /** L14.1.EAX[2:0]: number of address ranges (RANGECNT). */
-  numAddressRanges: row(0x14, 1, 'eax', 2, 0),
+  numAddressRanges: row('the number of address ranges', 0x14, 1, 'eax', 2, 0),
   /** L14.1.EAX[31:16]: bitmap of supported MTC period encodings. */
-  mtcPeriods: row(0x14, 1, 'eax', 31, 16),
+  mtcPeriods: row('the supported MTC period encodings', 0x14, 1, 'eax', 31, 16),
   /** L14.1.EBX[15:0]: bitmap of supported cycle threshold encodings. */
-  cycThresholds: row(0x14, 1, 'ebx', 15, 0),
+  cycThresholds: row('the supported cycle threshold encodings', 0x14, 1, 'ebx', 15, 0),
   /** L14.1.EBX[31:16]: bitmap of supported PSB frequency encodings. */
-  psbPeriods: row(0x14, 1, 'ebx', 31, 16),
+  psbPeriods: row('the supported PSB frequency encodings', 0x14, 1, 'ebx', 31, 16),
   /** CPUID.(EAX=0DH,ECX=1):EAX[3]: XSAVES/XRSTORS and IA32_XSS. */
-  xsaves: row(0xd, 1, 'eax', 3),
+  xsaves: row('XSAVES/XRSTORS', 0xd, 1, 'eax', 3),
   /** CPUID.(EAX=0DH,ECX=1):ECX[8]: IA32_XSS[8] (PT state) supported. */
-  xssPtState: row(0xd, 1, 'ecx', 8),
+  xssPtState: row('PT state in IA32_XSS[8]', 0xd, 1, 'ecx', 8),
   /** CPUID.(EAX=0DH,ECX=8):EAX: size of XSAVE state component 8. */
-  ptStateSize: row(0xd, 8, 'eax', 31, 0),
+  ptStateSize: row('the size of XSAVE state component 8', 0xd, 8, 'eax', 31, 0),
   /** CPUID.80000008H:EAX[7:0]: MAXPHYADDR. */
-  maxPhysAddr: row(0x8000_0008, 0, 'eax', 7, 0),
+  maxPhysAddr: row('MAXPHYADDR', 0x8000_0008, 0, 'eax', 7, 0),
   /** CPUID.80000008H:EAX[15:8]: linear-address width. */
-  maxLinearAddr: row(0x8000_0008, 0, 'eax', 15, 8),
+  maxLinearAddr: row('the linear-address width', 0x8000_0008, 0, 'eax', 15, 8),
 } as const satisfies Record<string, CapRow>;
 
 /** Name of a capability row. */
@@ -108,20 +110,55 @@ export function cpuidBitName(cap: PtCapName): string {
   return hasSubleaves ? `CPUID.(EAX=${leaf}H,ECX=${r.subleaf}):${reg}` : `CPUID.${leaf}H:${reg}`;
 }
 
-/** Every (leaf, subleaf) a probe must read to build `PtCaps`. */
+/** What a capability enumerates, in the SDM's words: "TNT disable" for tntDisable. */
+export function cpuidBitWhat(cap: PtCapName): string {
+  return PT_CAP_ROWS[cap].what;
+}
+
+/** Every (leaf, subleaf) a probe must read to build `PtCaps` and the CPU's signature (leaf 1, for its errata). */
 export const PT_CPUID_QUERIES: readonly (readonly [number, number])[] = [
-  [0x0, 0], [0x7, 0], [0x14, 0], [0x14, 1], [0xd, 1], [0xd, 8], [0x8000_0000, 0], [0x8000_0008, 0],
+  [0x0, 0], [0x1, 0], [0x7, 0], [0x14, 0], [0x14, 1], [0xd, 1], [0xd, 8], [0x8000_0000, 0], [0x8000_0008, 0],
 ];
 
 /** Executes CPUID(leaf, subleaf) on the CPU being probed. */
 export type CpuidReader = (leaf: number, subleaf: number) => CpuidRegs;
 
-function vendorOf(r: CpuidRegs): string {
+/** The vendor string of CPUID leaf 0: EBX, EDX, ECX as little-endian ASCII ("GenuineIntel"). */
+export function vendorOf(r: CpuidRegs): string {
   const b = Buffer.alloc(12);
   b.writeUInt32LE(r.ebx >>> 0, 0);
   b.writeUInt32LE(r.edx >>> 0, 4);
   b.writeUInt32LE(r.ecx >>> 0, 8);
   return b.toString('latin1');
+}
+
+/** A processor's signature as CPUID.01H:EAX gives it: DisplayFamily, DisplayModel, stepping ID. */
+export interface CpuSignature {
+  readonly family: number;
+  readonly model: number;
+  readonly stepping: number;
+}
+
+/**
+ * The signature of CPUID.01H:EAX (SDM Vol. 2A, CPUID "Version Information"): stepping 3:0, model 7:4,
+ * family 11:8, extended model 19:16, extended family 27:20. DisplayFamily adds the extended family
+ * only when the family is 0FH; DisplayModel prepends the extended model when the family is 06H or 0FH.
+ */
+export function cpuSignature(eax1: number): CpuSignature {
+  const v = BigInt(eax1 >>> 0);
+  const family = Number(bits(v, 11, 8)), model = Number(bits(v, 7, 4));
+  const extFamily = Number(bits(v, 27, 20)), extModel = Number(bits(v, 19, 16));
+  return {
+    family: family === 0xf ? family + extFamily : family,
+    model: family === 0x6 || family === 0xf ? (extModel << 4) + model : model,
+    stepping: Number(bits(v, 3, 0)),
+  };
+}
+
+/** "06_4FH": the SDM's DisplayFamily_DisplayModel spelling. */
+export function familyModelName(cpu: { readonly family: number; readonly model: number }): string {
+  const h = (n: number): string => n.toString(16).toUpperCase().padStart(2, '0');
+  return `${h(cpu.family)}_${h(cpu.model)}H`;
 }
 
 /**
@@ -155,13 +192,14 @@ export function decodePtCaps(read: CpuidReader): PtCaps {
 
 /** A field gate on one PtCaps flag, named after its CPUID bit. */
 export function capGate(cap: PtCapFlag): Gate<PtCaps> {
-  return { cpuid: cpuidBitName(cap), test: (c) => c[cap] };
+  return { cpuid: cpuidBitName(cap), what: cpuidBitWhat(cap), test: (c) => c[cap] };
 }
 
 /** Gate for ADDRn_CFG / ADDRn_A/B: IP filtering and RANGECNT > n. */
 export function rangeGate(n: number): Gate<PtCaps> {
   return {
     cpuid: `${cpuidBitName('ipFiltering')} and ${cpuidBitName('numAddressRanges')} > ${n}`,
+    what: `${cpuidBitWhat('ipFiltering')} with more than ${n} address range${n === 1 ? '' : 's'}`,
     test: (c) => c.ipFiltering && c.numAddressRanges > n,
   };
 }

@@ -1,11 +1,14 @@
 // Field tables for hardware registers: one table drives decode, encode, the
 // reserved mask, printing and test cases (STYLE §3). Every bare shift on a
 // register value lives in this file.
+import { hex } from '../base/hex.js';
 
 /** A capability test used to gate a field: the field is reserved when it returns false. */
 export interface Gate<C> {
   /** Where the SDM enumerates it, e.g. "CPUID.(EAX=14H,ECX=0):EBX[1]". */
   readonly cpuid: string;
+  /** What that CPUID bit enumerates, in the SDM's words, e.g. "configurable PSB and cycle-accurate mode". */
+  readonly what: string;
   test(caps: C): boolean;
 }
 
@@ -113,10 +116,6 @@ function encodeField(name: string, f: Field<any>, v: boolean | number | bigint):
   return placed;
 }
 
-/** "0x1f" — the hex form used in reasons and printing. */
-export function hex(v: bigint | number): string {
-  return `0x${v.toString(16)}`;
-}
 
 /** Bits of field `f` that a CPU with `caps` does not implement because of its `limit`. */
 function beyondLimitMask<C>(f: Field<C>, caps: C): bigint {

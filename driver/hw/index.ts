@@ -9,3 +9,5 @@ export * from './lvt.js';
 export * from './format.js';
 export * from './validate.js';
 export * from './xrstors.js';
+export * from './cpu-fault.js';
+export * from './errata.js';

@@ -2,9 +2,10 @@
 // (entry index + offset in the region) and single-range output (range mask +
 // offset), the single-range operational errors and the address computation
 // (docs/sdm/output.md §3.1, §3.2).
-import { bits, hex, MASK64, pow2 } from './field.js';
+import { bits, MASK64, pow2 } from './field.js';
+import { hex } from '../base/hex.js';
 import { IA32_RTIT_OUTPUT_MASK_PTRS } from './msrs.js';
-import { PtError } from '../errors.js';
+import { PtError } from '../base/errors.js';
 
 /** MASK_PTRS[6:0] always read 1 (docs/sdm/msrs.md §6). */
 export const LOWER_MASK = 0x7f;

@@ -2,9 +2,10 @@
 // a builder, and the operational-error rules a CPU applies when it reaches an
 // entry (docs/sdm/output.md §4.2, §4.7; SDM Vol. 3C "ToPA Table Entry Format" and
 // "ToPA Errors").
-import { addr, bitRange, bits, describeViolation, flag, hex, pow2, registerDefiner, uint } from './field.js';
+import { addr, bitRange, bits, describeViolation, flag, pow2, registerDefiner, uint } from './field.js';
+import { hex } from '../base/hex.js';
 import { maxPhysAddrLimit } from './cpuid.js';
-import { PtError } from '../errors.js';
+import { PtError } from '../base/errors.js';
 
 /** What a ToPA entry's reserved bits depend on: only MAXPHYADDR. `PtCaps` satisfies it. */
 export interface TopaCaps { readonly maxPhysAddr: number }

@@ -1,18 +1,19 @@
 // Which RDMSR/WRMSR of an IA32_RTIT_* MSR raises #GP(0), as a pure function of
-// the CPU's capabilities, the current IA32_RTIT_CTL and optional quirks
-// (docs/sdm/msrs.md §2, §3.3, §4–§9; erratum BDM106; KVM: docs/prior-art.md §6).
+// the CPU's capabilities, its errata, the current IA32_RTIT_CTL and optional quirks
+// (docs/sdm/msrs.md §2, §3.3, §4–§9; errata: errata.ts, docs/sdm/errata.md; KVM: docs/prior-art.md §6).
 // The simulator calls it on every access; the value it returns is the fault's reason.
 import { cpuidBitName, type PtCaps, type PtCapNumber } from './cpuid.js';
-import { bits, describeViolation, hex } from './field.js';
+import { ctlGpErratum, describeCtlFields, type ErratumId, type GpErratumId } from './errata.js';
+import { bits, describeViolation } from './field.js';
+import { assertNever } from '../base/assert-never.js';
+import { hex } from '../base/hex.js';
 import {
   IA32_RTIT_ADDR_A, IA32_RTIT_CR3_MATCH, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS,
   IA32_RTIT_STATUS, isCanonical, msrLabel,
 } from './msrs.js';
 
-/** CPU- or hypervisor-specific #GP rules on top of the SDM's. */
+/** Hypervisor-specific #GP rules on top of the SDM's (a CPU's own are its errata: WrmsrContext.errata). */
 export interface MsrQuirks {
-  /** Erratum BDM106 (Broadwell, docs/sdm/msrs.md §3.5): WRMSR CTL with TraceEn=1 and BranchEn=0 raises #GP. */
-  readonly branchEnRequired?: boolean;
   /**
    * A KVM guest (docs/prior-art.md §6; docs/sdm/msrs.md §4): CTL bits 31/55/56 always #GP, STATUS accepts only
    * bits {0,1,2,4,5,48:32}, and any CTL write in VMX operation #GPs.
@@ -25,6 +26,8 @@ export interface WrmsrContext {
   readonly caps: PtCaps;
   /** The current IA32_RTIT_CTL. */
   readonly ctl: bigint;
+  /** The CPU's errata (errata.ts `errataOf`): those with a `wrmsr-gp` effect add #GP rules, e.g. BDM106. */
+  readonly errata?: Iterable<ErratumId>;
   readonly quirks?: MsrQuirks;
   /** The logical processor is in VMX operation (after VMXON). */
   readonly inVmxOperation?: boolean;
@@ -42,7 +45,7 @@ export type MsrRule =
   | 'OUTPUT_BASE.reserved' | 'OUTPUT_BASE.MAXPHYADDR'
   | 'CR3_MATCH.reserved'
   | 'ADDR.canonical'
-  | 'BDM106'
+  | GpErratumId
   | 'KVM.CTL' | 'KVM.VMX' | 'KVM.STATUS';
 
 /** A #GP(0), as data: the rule id and a reason naming the rule and the bit or field. */
@@ -112,9 +115,6 @@ function existenceProblem(msr: number, caps: PtCaps): MsrProblem | undefined {
   }
 }
 
-function assertNever(x: never): never {
-  throw new Error(`unexpected ${JSON.stringify(x)}`);
-}
 
 /** Why RDMSR of `msr` raises #GP on a CPU with `caps` (G1, G2, G5 only: docs/sdm/msrs.md §9), or undefined. */
 export function rdmsrProblem(msr: number, caps: PtCaps, opts: { cpl?: number } = {}): MsrProblem | undefined {
@@ -156,8 +156,8 @@ export function wrmsrProblem(msr: number, value: bigint, ctx: WrmsrContext): Msr
   }
 }
 
-/** The encoding bitmap that gates a CTL field (docs/sdm/msrs.md §3.2, §3.3 rules 5–7). */
-const BITMAP_RULES = [
+/** The encoding bitmap that gates a CTL field (docs/sdm/msrs.md §3.2, §3.3 rules 5–7); checkRequest reads it too. */
+export const BITMAP_RULES = [
   { rule: 'CTL.5', field: 'MTCFreq', feature: 'mtc', bitmap: 'mtcPeriods' },
   { rule: 'CTL.6', field: 'CycThresh', feature: 'psbCyc', bitmap: 'cycThresholds' },
   { rule: 'CTL.7', field: 'PSBFreq', feature: 'psbCyc', bitmap: 'psbPeriods' },
@@ -172,7 +172,7 @@ const KVM_STATUS_OK = IA32_RTIT_STATUS.encode({
   FilterEn: true, ContextEn: true, TriggerEn: true, Error: true, Stopped: true, PacketByteCnt: 0x1_ffff,
 });
 
-/** docs/sdm/msrs.md §3.3 rules 2–9, then BDM106 and KVM. */
+/** docs/sdm/msrs.md §3.3 rules 2–9, then the CPU's errata (BDM106) and KVM. */
 function ctlProblem(v: bigint, ctx: WrmsrContext): MsrProblem | undefined {
   const { caps, ctl: c } = ctx;
   const d = IA32_RTIT_CTL.decode(v);
@@ -196,9 +196,8 @@ function ctlProblem(v: bigint, ctx: WrmsrContext): MsrProblem | undefined {
   if (d.TraceEn && ctx.inVmxOperation && !ctx.vmxMiscBit14) {
     return { rule: 'CTL.9', reason: 'TraceEn=1 in VMX operation with IA32_VMX_MISC[14] = 0' };
   }
-  if (ctx.quirks?.branchEnRequired && d.TraceEn && !d.BranchEn) {
-    return { rule: 'BDM106', reason: 'erratum BDM106: TraceEn=1 with BranchEn=0' };
-  }
+  const erratum = ctx.errata === undefined ? undefined : ctlGpErratum(ctx.errata, v);
+  if (erratum) return { rule: erratum.id, reason: `erratum ${erratum.id}: ${describeCtlFields(erratum.fields)}` };
   if (ctx.quirks?.kvm) {
     const f = KVM_NEVER_CTL.find((name) => d[name]);
     if (f) return { rule: 'KVM.CTL', reason: `KVM never allows ${f} (CTL bit ${IA32_RTIT_CTL.fields[f].lo})` };

@@ -6,7 +6,7 @@ import {
   IA32_RTIT_ADDR_A, IA32_RTIT_ADDR_B, IA32_RTIT_CR3_MATCH, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE,
   IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS,
 } from './msrs.js';
-import { PtError } from '../errors.js';
+import { PtError } from '../base/errors.js';
 
 /** The 9 MSRs of PT state, at their offsets in component 8 (docs/sdm/xsave.md §1.1). */
 export const PT_STATE_LAYOUT = [

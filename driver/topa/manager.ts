@@ -3,7 +3,7 @@
 // so collection can stitch the stream (docs/sdm/output.md §4, §8). Where INT and
 // STOP go is the policy's (topa/policies.ts).
 import { ChunkList } from '../collect/chunks.js';
-import { PtError } from '../errors.js';
+import { PtError } from '../base/errors.js';
 import { decodeTopaPointers, encodeTopaPointers } from '../hw/output-pointers.js';
 import type { TargetIo } from '../io.js';
 import type { HwPointers, OutputPlan, PointerInfo, PointerUpdate } from '../output/plan.js';

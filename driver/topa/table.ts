@@ -1,6 +1,6 @@
 // One ToPA table as the driver keeps it: a 4 KiB-aligned page of 8-byte
 // entries (docs/sdm/output.md §4.2), mirrored in memory the CPU reads.
-import { PtError } from '../errors.js';
+import { PtError } from '../base/errors.js';
 import { topaEntry } from '../hw/topa.js';
 import type { TargetIo } from '../io.js';
 import type { PhysRegion } from '../target.js';

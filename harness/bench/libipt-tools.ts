@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } fr
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { PtError } from '../../driver/errors.js';
+import { PtError } from '../../driver/base/errors.js';
 import { repoRoot as sourceRoot } from '../native/c-tool.js';
 
 const run = promisify(execFile);

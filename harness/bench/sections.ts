@@ -70,7 +70,7 @@ export const SECTIONS: readonly BenchSection[] = [
   decodeSection,
   lazySection('sim', async () => (await import('./model-sections.js')).simSection),
   lazySection('flow', async () => (await import('./model-sections.js')).flowSection),
-  lazySection('qemu', async () => (await import('../qemu/bench.js')).qemuSection),
+  lazySection('qemu', async () => (await import('./guest-link-bench.js')).qemuSection),
   lazySection('driver', async () => (await import('./driver-section.js')).driverSection),
   lazySection('cli', async () => (await import('./cli-section.js')).cliSection),
 ];

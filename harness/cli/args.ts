@@ -2,7 +2,7 @@
 // `--opt=value` alike, unknown options refused, `--help`/`-h` recognised everywhere. A mistake is
 // a UsageError (exit 2) whose message names the option, never a stack trace.
 import { parseArgs } from 'node:util';
-import { PtError } from '../../driver/errors.js';
+import { PtError } from '../../driver/base/errors.js';
 
 /** A bad command line: the message says what is wrong; the command prints its usage after it. */
 export class UsageError extends PtError {

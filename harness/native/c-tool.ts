@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { PtError } from '../../driver/errors.js';
+import { PtError } from '../../driver/base/errors.js';
 
 const run = promisify(execFile);
 

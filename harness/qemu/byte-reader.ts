@@ -1,6 +1,6 @@
 // Buffered reading from a byte stream for a single reader: whole lines, or skipping up to a
 // marker byte (the guest agent's 0xFF sync delimiter, docs/qemu.md §3).
-import { abortError } from './queue.js';
+import { abortError } from '../link/queue.js';
 
 /** Bytes pushed by a socket, read as lines or skipped to a marker. */
 export class ByteReader {

@@ -5,10 +5,10 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { PtError } from '../../driver/errors.js';
+import { PtError } from '../../driver/base/errors.js';
 import { readDestination } from '../../driver/read-into.js';
-import type { TimedOpts } from './deadline.js';
-import { TargetError } from './errors.js';
+import type { TimedOpts } from '../link/deadline.js';
+import { TargetError } from '../link/errors.js';
 import type { QmpClient } from './qmp.js';
 import { openRamFile, type RamAccess, type RamFile, type RamFileOptions } from './ram-file.js';
 

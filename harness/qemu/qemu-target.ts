@@ -1,37 +1,23 @@
 // A QEMU guest as a Target (docs/design.md "qemu"): MSRs, CPUID, buffers, XSAVES and PMIs through the
 // guest module and helper over the virtio-serial channel; physical memory is the module's
 // contiguous buffers, read and written by the host directly in the shared guest-RAM file
-// (docs/qemu.md §4; QMP `pmemsave` when the file is not shared). `--pt hardware` refuses a guest
-// CPU that does not enumerate PT, judged from CPUID only (pt-probe.ts). `--pt model` attaches the
-// reference model as the guest's PT unit (pt-model/): CPUID, the PT MSRs, XSAVES/XRSTORS and
-// workload runs go to the model, whose output engine reads ToPA tables from and writes trace into
-// the real guest RAM at the module buffers' physical addresses (issue 5 item 6).
-import { PtError } from '../../driver/errors.js';
-import type { CpuidRegs } from '../../driver/hw/cpuid.js';
-import type { CallOpts, Execution, MsrOp, MsrResult, PhysRegion, ReadOpts, StartOpts, Workload } from '../../driver/target.js';
+// (docs/qemu.md §4; QMP `pmemsave` when the file is not shared). `requirePt` refuses a guest
+// CPU that does not enumerate PT, judged from CPUID only (harness/link/pt-probe.ts). This target
+// knows nothing of the reference model: `--pt model` is composed above it, in harness/hybrid/,
+// from this target and a SimTarget whose output engine borrows guest RAM through `guestRamView`.
+import { PtError } from '../../driver/base/errors.js';
+import type { CallOpts, PhysRegion, ReadOpts } from '../../driver/target.js';
 import type { QemuConfig } from './config.js';
-import type { TimedOpts } from './deadline.js';
-import { physToFileOffset } from './guest-ram.js';
-import { HelperChannel } from './helper-chan.js';
-import { badAddress, HelperTarget } from './helper-target.js';
-import { judgePt, type PtProbe } from './pt-probe.js';
-import { GuestRamSync } from './pt-model/guest-ram-sync.js';
-import { PtModel, type PtModelOptions } from './pt-model/pt-model.js';
-import { isModelMsr, routedBatch } from './pt-model/routing.js';
-import { getProfile } from '../sim/profiles.js';
+import type { TimedOpts } from '../link/deadline.js';
+import { physToFileOffset, type RamLayout } from './guest-ram.js';
+import type { RamFile } from './ram-file.js';
+import { HelperChannel } from '../link/helper-chan.js';
+import { badAddress, HelperTarget } from '../link/helper-target.js';
 import { QemuVm, type LaunchOptions } from './vm.js';
 
-/**
- * Whose PT unit the driver programs: `hardware` — the guest CPU's, refused (UnsupportedError)
- * unless CPUID enumerates PT; `model` — the reference model attached to the guest.
- */
-export type PtMode = 'hardware' | 'model';
-
 /** How to start a QemuTarget. */
-export interface QemuTargetOptions extends LaunchOptions, PtModelOptions {
-  /** `hardware` implies `requirePt`; `model` attaches the model (profile default 'skylake'). Absent: the raw guest. */
-  readonly pt?: PtMode;
-  /** Refuse (UnsupportedError) unless the guest CPU enumerates PT. Default false. */
+export interface QemuTargetOptions extends LaunchOptions {
+  /** Refuse (UnsupportedError) unless the guest CPU enumerates PT (`--pt hardware`). Default false. */
   readonly requirePt?: boolean;
   /** The module's NMI handler clears TraceEn at once (Linux style). Default false. */
   readonly pmiClearsTraceEn?: boolean;
@@ -39,34 +25,60 @@ export interface QemuTargetOptions extends LaunchOptions, PtModelOptions {
   readonly helperTimeoutMs?: number;
 }
 
+/**
+ * Guest RAM as a component beside the guest may borrow it (harness/hybrid/ lends it to the model's
+ * output engine): the shared memory-backend file, where guest-physical addresses sit in it, and
+ * which ranges are module buffers. Plain data and one check; it keeps no state of its own.
+ */
+export interface GuestRamView {
+  /** The shared guest-RAM file (GuestRam.ramFile); the VM closes it, never the borrower. */
+  readonly file: RamFile;
+  /** q35's split of guest RAM around the 4 GiB hole (guest-ram.ts `physToFileOffset`). */
+  readonly layout: RamLayout;
+  /**
+   * True when [addr, addr+length) lies inside one module buffer this target holds now. False for
+   * everything once the target is disposing: the file is about to go.
+   */
+  isModuleBuffer(addr: bigint, length: number): boolean;
+}
+
 /** A running QEMU guest driven through its helper; dispose stops the VM. */
 export class QemuTarget extends HelperTarget {
   private readonly accel: string;
 
-  private model: PtModel | undefined;
-  private readonly modelRam: GuestRamSync | undefined;
-  private readonly modelCpus: number = 0;
-  private modelOpts: PtModelOptions = {};
-
   private constructor(
     readonly vm: QemuVm, helper: HelperChannel, readonly moduleLoaded: boolean, config: QemuConfig, pmiClearsTraceEn: boolean,
-    model?: { readonly cpus: number; readonly opts: PtModelOptions },
+    /** Logical processors the guest has (at least 1). */
+    readonly cpus: number,
   ) {
     super(helper, pmiClearsTraceEn);
     this.accel = config.accel;
-    if (model === undefined) return;
-    // The model may touch module buffers only: a wrong ToPA entry must not scribble over the guest kernel.
-    const file = vm.ram.ramFile;
-    if (file === undefined) throw new PtError('bad_config', `--pt model needs guest RAM shared with the host (a memory-backend file): ${vm.ram.slowPathReason}`);
-    this.modelRam = new GuestRamSync(file, vm.ram.layout, (addr, len) => this.bufferAt(addr, len) !== undefined);
-    this.modelCpus = model.cpus;
-    this.modelOpts = model.opts;
-    this.model = new PtModel(this.modelRam, model.cpus, model.opts);
   }
 
-  /** `qemu:tcg`, or with the model `qemu:tcg+model:skylake`. */
+  /** `qemu:tcg`, `qemu:kvm`. */
   get description(): string {
-    return this.model === undefined ? `qemu:${this.accel}` : `qemu:${this.accel}+model:${this.model.profile.name}`;
+    return `qemu:${this.accel}`;
+  }
+
+  /** The guest module's NMI handler clears TraceEn at once (launch option `pmiClearsTraceEn`). */
+  get nmiClearsTraceEn(): boolean {
+    return this.pmiClearsTraceEn;
+  }
+
+  /**
+   * Guest RAM for a borrower that must reach it synchronously (the model's output engine under
+   * `--pt model`), restricted to module buffers so a wrong ToPA entry cannot scribble over the guest
+   * kernel. Throws PtError('bad_config') when guest RAM is not a shared file, StateError after dispose.
+   */
+  guestRamView(): GuestRamView {
+    this.enter('guestRamView');
+    const file = this.vm.ram.ramFile;
+    if (file === undefined) throw new PtError('bad_config', `${this.description}: guest RAM is not shared with the host (a memory-backend file): ${this.vm.ram.slowPathReason}`);
+    return {
+      file,
+      layout: this.vm.ram.layout,
+      isModuleBuffer: (addr, length) => this.stateNow === 'running' && this.bufferAt(addr, length) !== undefined,
+    };
   }
 
   /** QEMU's own exit first (it explains the closed helper), then the helper connection's loss. */
@@ -76,30 +88,8 @@ export class QemuTarget extends HelperTarget {
     return super.lost;
   }
 
-  /** The model attached under `--pt model` (its MSR files, truth, written/dropped counts). */
-  get ptModel(): PtModel | undefined {
-    return this.model;
-  }
-
-  /**
-   * Replaces the model by a fresh one in its reset state (what SimTarget.create gives), over the
-   * same guest and buffers: one VM can serve several runs that each expect a CPU fresh from reset.
-   * `opts` override the launch's model options. Throws PtError('bad_state') without a model
-   * or while a workload runs on it.
-   */
-  async resetModel(opts: PtModelOptions = {}): Promise<PtModel> {
-    this.enter('resetModel');
-    const old = this.model;
-    if (old === undefined || this.modelRam === undefined) throw new PtError('bad_state', `${this.description} has no model attached (launch with pt: 'model')`);
-    if (old.busy) throw new PtError('bad_state', `${this.description}: a workload is running on the model`);
-    this.modelOpts = { ...this.modelOpts, ...opts };
-    this.model = new PtModel(this.modelRam, this.modelCpus, this.modelOpts);
-    return this.model;
-  }
-
   /** Boots the guest, connects the helper and (with `requirePt`) checks CPUID for PT. */
   static async launch(config: QemuConfig, opts: QemuTargetOptions = {}): Promise<QemuTarget> {
-    const modelOpts = opts.pt === 'model' ? modelOptions(opts) : undefined; // a bad option fails before the boot
     const vm = await QemuVm.launch(config, opts);
     const helper = new HelperChannel(vm.paths.helperSocket);
     let t: QemuTarget | undefined;
@@ -107,9 +97,8 @@ export class QemuTarget extends HelperTarget {
       const timed: TimedOpts = { timeoutMs: opts.helperTimeoutMs ?? 30_000, ...(opts.signal === undefined ? {} : { signal: opts.signal }) };
       await helper.connect(timed);
       const { module, cpus } = await helper.info(timed);
-      const model = modelOpts === undefined ? undefined : { cpus: Math.max(1, cpus), opts: modelOpts };
-      t = new QemuTarget(vm, helper, module, config, opts.pmiClearsTraceEn ?? false, model);
-      if (opts.pt === 'hardware' || opts.requirePt === true) await t.requirePt(opts);
+      t = new QemuTarget(vm, helper, module, config, opts.pmiClearsTraceEn ?? false, Math.max(1, cpus));
+      if (opts.requirePt === true) await t.requirePt(opts);
       return t;
     } catch (e) {
       if (t !== undefined) await t.dispose().catch(() => undefined);
@@ -119,66 +108,6 @@ export class QemuTarget extends HelperTarget {
       }
       throw e;
     }
-  }
-
-  override async cpuid(leaf: number, subleaf: number, cpu = 0, opts?: CallOpts): Promise<CpuidRegs> {
-    if (this.model === undefined) return super.cpuid(leaf, subleaf, cpu, opts);
-    this.enter('cpuid', opts);
-    return this.model.cpuid(leaf, subleaf, cpu);
-  }
-
-  override async rdmsr(cpu: number, msr: number, opts?: CallOpts): Promise<bigint> {
-    if (this.model === undefined || !isModelMsr(msr)) return super.rdmsr(cpu, msr, opts);
-    this.enter('rdmsr', opts);
-    return this.model.rdmsr(cpu, msr);
-  }
-
-  override async wrmsr(cpu: number, msr: number, value: bigint, opts?: CallOpts): Promise<void> {
-    if (this.model === undefined || !isModelMsr(msr)) return super.wrmsr(cpu, msr, value, opts);
-    this.enter('wrmsr', opts);
-    this.model.wrmsr(cpu, msr, value);
-  }
-
-  /** With the model: runs of PT MSRs go to it, runs of other MSRs to the guest; stops at the first #GP. */
-  override async msrBatch(cpu: number, ops: readonly MsrOp[], opts?: CallOpts): Promise<MsrResult[]> {
-    const m = this.model;
-    if (m === undefined) return super.msrBatch(cpu, ops, opts);
-    this.enter('msrBatch', opts);
-    return routedBatch(ops, (o) => m.op(cpu, o), (guestOps) => super.msrBatch(cpu, guestOps, opts));
-  }
-
-  override async pmiEnable(cpu: number, opts?: CallOpts): Promise<void> {
-    if (this.model === undefined) return super.pmiEnable(cpu, opts);
-    this.enter('pmiEnable', opts);
-    this.model.pmiEnable(cpu);
-  }
-
-  override async xsaves(cpu: number, rfbm: bigint, opts?: CallOpts): Promise<Uint8Array> {
-    if (this.model === undefined) return super.xsaves(cpu, rfbm, opts);
-    this.enter('xsaves', opts);
-    return this.model.xsaves(cpu, rfbm);
-  }
-
-  override async xrstors(cpu: number, area: Uint8Array, rfbm: bigint, opts?: CallOpts): Promise<void> {
-    if (this.model === undefined) return super.xrstors(cpu, area, rfbm, opts);
-    this.enter('xrstors', opts);
-    this.model.xrstors(cpu, area, rfbm);
-  }
-
-  /** With the model: its CPUID decides (the guest's own CPUID is not the PT unit's). */
-  override async ptAvailable(opts?: CallOpts): Promise<PtProbe> {
-    const m = this.model;
-    if (m === undefined) return super.ptAvailable(opts);
-    this.enter('ptAvailable', opts);
-    const leaf0 = m.cpuid(0, 0, 0);
-    return judgePt(leaf0, (leaf0.eax >>> 0) >= 7 ? m.cpuid(7, 0, 0) : undefined);
-  }
-
-  /** With the model: runs `workload.model` on the model's CPU (the guest does not run it); PMIs come as on SimTarget. */
-  override start(workload: Workload, cpu: number, opts?: StartOpts): Execution {
-    if (this.model === undefined) return super.start(workload, cpu, opts);
-    this.enter('start', opts);
-    return this.model.start(workload, cpu, opts, this.description);
   }
 
   /** Allocates a module buffer and faults it into the host's mapping of guest RAM, so its first collection is a plain copy. */
@@ -208,8 +137,6 @@ export class QemuTarget extends HelperTarget {
     if (this.stateNow !== 'running') return;
     this.stateNow = 'disposing';
     try {
-      await this.model?.stop();
-      this.modelRam?.close(); // before the VM removes the file
       await this.helper.close();
       await this.vm.dispose();
     } finally {
@@ -223,20 +150,3 @@ export class QemuTarget extends HelperTarget {
   }
 }
 
-/**
- * The model's part of the launch options, checked: a known profile, and no Linux-style NMI
- * handler (`pmiClearsTraceEn` is the guest module's; the model's top half changes nothing, as on
- * SimTarget: harness/sim/exec/execution.ts).
- */
-function modelOptions(o: QemuTargetOptions): PtModelOptions {
-  if (o.pmiClearsTraceEn === true) throw new PtError('bad_config', '--pt model: pmiClearsTraceEn is a guest-module option; the model\'s PMI top half changes nothing');
-  const profile = o.profile ?? 'skylake';
-  if (typeof profile === 'string') getProfile(profile);
-  return {
-    profile,
-    ...(o.seed === undefined ? {} : { seed: o.seed }),
-    ...(o.topa === undefined ? {} : { topa: o.topa }),
-    ...(o.trace === undefined ? {} : { trace: o.trace }),
-    ...(o.cr3 === undefined ? {} : { cr3: o.cr3 }),
-  };
-}

@@ -6,10 +6,11 @@
 import { randomInt } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { ByteReader } from './byte-reader.js';
-import { sleep, withDeadline, type TimedOpts } from './deadline.js';
-import { QmpError, StateError, TargetError } from './errors.js';
-import { abortError } from './queue.js';
-import { connectUnix } from './socket.js';
+import { sleep, withDeadline, type TimedOpts } from '../link/deadline.js';
+import { QmpError } from './errors.js';
+import { StateError, TargetError } from '../link/errors.js';
+import { abortError } from '../link/queue.js';
+import { connectUnix } from '../link/socket.js';
 
 /** Connection states (STYLE §6). */
 export type QgaState = 'idle' | 'connecting' | 'running' | 'disconnecting' | 'closed';

@@ -2,10 +2,11 @@
 // ids, asynchronous events). node-qemu has no command timeout (docs/qemu.md §3), so we keep our own.
 // One QMP socket takes one client (docs/qemu.md §3).
 import type { Socket } from 'node:net';
-import { withDeadline, type TimedOpts } from './deadline.js';
-import { QmpError, StateError, TargetError } from './errors.js';
-import { abortError, AsyncQueue, awaitReply, type PendingReply } from './queue.js';
-import { connectUnix, LineSplitter } from './socket.js';
+import { withDeadline, type TimedOpts } from '../link/deadline.js';
+import { QmpError } from './errors.js';
+import { StateError, TargetError } from '../link/errors.js';
+import { abortError, AsyncQueue, awaitReply, type PendingReply } from '../link/queue.js';
+import { connectUnix, LineSplitter } from '../link/socket.js';
 
 /** Connection states (STYLE §6). */
 export type QmpState = 'idle' | 'connecting' | 'running' | 'disconnecting' | 'closed';

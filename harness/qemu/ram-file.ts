@@ -4,9 +4,9 @@
 // Offsets are file offsets (guest-ram.ts maps guest physical addresses to them). Synchronous:
 // both paths are memory copies, and the model's output engine needs them without a promise.
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
-import { PtError } from '../../driver/errors.js';
+import { PtError } from '../../driver/base/errors.js';
 import { loadRamMap, type RamMapAddon } from './ram-map-addon.js';
-import { TargetError } from './errors.js';
+import { TargetError } from '../link/errors.js';
 
 /** How the host reaches guest RAM. */
 export type RamAccess = 'mmap' | 'pread';

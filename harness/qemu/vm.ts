@@ -8,16 +8,16 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PtError, throwIfAborted } from '../../driver/errors.js';
+import { PtError, throwIfAborted } from '../../driver/base/errors.js';
 import { qemuArgv, qemuPaths, type QemuConfig, type QemuPaths } from './config.js';
-import { sleep, within, type TimedOpts } from './deadline.js';
-import { StateError, TargetError, type TargetEvidence, type TargetPhase } from './errors.js';
+import { sleep, within, type TimedOpts } from '../link/deadline.js';
+import { StateError, TargetError, type TargetEvidence, type TargetPhase } from '../link/errors.js';
 import { GuestRam } from './guest-ram.js';
 import { guestRamPath, reapLeftovers, runDirPrefix, spawnArgs } from './leftovers.js';
 import { findOnPath, QEMU_BINARY } from './images.js';
 import { QgaClient } from './qga.js';
 import { QmpClient } from './qmp.js';
-import { isNotListening } from './socket.js';
+import { isNotListening } from '../link/socket.js';
 
 /** How QEMU ended. */
 export interface VmExit {

@@ -2,7 +2,8 @@
 // identity (libipt applies its errata by family/model/stepping) and the timing parameters behind
 // MTC, TMA and CYC (docs/sdm/packets.md §3.7–§3.11), kept in image.json; and the equivalent
 // libipt command lines (ptdump, ptxed), kept in result.json.
-import { hex } from '../../driver/target.js';
+import { hex } from '../../driver/base/hex.js';
+import { cpuSignature } from '../../driver/hw/cpuid.js';
 
 /** The CPU as CPUID leaf 0 and leaf 1 name it (SDM Vol. 2A, CPUID leaf 01H: the display family and model). */
 export interface CpuIdentity {
@@ -29,19 +30,9 @@ export function vendorOf(ebx: number, ecx: number, edx: number): string {
   return b.toString('latin1');
 }
 
-/**
- * The display family, model and stepping of CPUID.1:EAX: the extended family is added when the
- * family is 0FH, the extended model is prepended when the family is 06H or 0FH (SDM Vol. 2A).
- */
+/** The vendor and the display family, model and stepping of CPUID.1:EAX (driver/hw/cpuid.ts `cpuSignature`). */
 export function identityOf(vendor: string, eax1: number): CpuIdentity {
-  const base = (eax1 >>> 8) & 0xf, extFamily = (eax1 >>> 20) & 0xff;
-  const model = (eax1 >>> 4) & 0xf, extModel = (eax1 >>> 16) & 0xf;
-  return {
-    vendor,
-    family: base === 0xf ? base + extFamily : base,
-    model: base === 0x6 || base === 0xf ? (extModel << 4) | model : model,
-    stepping: eax1 & 0xf,
-  };
+  return { vendor, ...cpuSignature(eax1) };
 }
 
 /** The flags libipt's tools take for `cpu` and `timing` (ptdump and ptxed alike). */

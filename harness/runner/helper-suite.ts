@@ -1,7 +1,7 @@
 // A suite target driving a CPU's own PT through ptlab-helper (a QEMU/KVM guest with
 // `--pt hardware`, or a lab machine over SSH): each run starts from a scrubbed PT unit and
 // frees the module buffers it left behind.
-import type { HelperTarget } from '../qemu/helper-target.js';
+import type { HelperTarget } from '../link/helper-target.js';
 import type { CpuProfile } from '../sim/profiles.js';
 import { scrubPt } from './probed-profile.js';
 import type { RunCpu, SuiteTarget } from './suite-target.js';

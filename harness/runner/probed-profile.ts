@@ -1,11 +1,12 @@
 // A real CPU's "profile" for scenario applicability (`--target qemu --pt hardware`, `--target
 // ssh`): the raw CPUID leaves PT enumeration needs (docs/sdm/cpuid.md §1–§5), read once from the
-// target, in the CpuProfile shape the scenarios' skip rules read. Quirks are the model's
-// (errata by ID), so a real CPU has none here: what it does is what it does.
+// target, in the CpuProfile shape the scenarios' skip rules read. Its errata are those of its
+// CPUID signature (driver/hw/errata.ts), so a scenario skips on a real Broadwell as on the model's;
+// quirks are the model's hypervisor rules, so a real CPU has none: what it does is what it does.
 import { IA32_RTIT_CTL, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import type { Target } from '../../driver/target.js';
-import { cpuidKey, type CpuProfile, type Quirk } from '../sim/profiles.js';
+import { cpuidKey, identityOfLeaves, type CpuProfile, type Quirk } from '../sim/profiles.js';
 
 /** The run-directory name of a probed CPU (out/<scenario>/probed/). */
 export const PROBED_PROFILE = 'probed';
@@ -18,23 +19,12 @@ const LEAVES: readonly (readonly [number, number])[] = [
   [0, 0], [1, 0], [7, 0], [0xa, 0], [0xd, 0], [0xd, 1], [0xd, 8], [0x14, 0], [0x14, 1], [0x8000_0000, 0], [0x8000_0008, 0],
 ];
 
-/** DisplayFamily / DisplayModel of CPUID.1:EAX (SDM Vol. 2A CPUID, "Version Information"). */
-export function displayFamilyModel(eax: number): { family: number; model: number } {
-  const family = (eax >>> 8) & 0xf, model = (eax >>> 4) & 0xf;
-  const extFamily = (eax >>> 20) & 0xff, extModel = (eax >>> 16) & 0xf;
-  return {
-    family: family === 0xf ? family + extFamily : family,
-    model: family === 0x6 || family === 0xf ? (extModel << 4) + model : model,
-  };
-}
-
 /** The CPUID of `target`'s CPU 0 as a CpuProfile named PROBED_PROFILE. */
 export async function probedProfile(target: Target, opts: { signal?: AbortSignal } = {}): Promise<CpuProfile> {
   const leaves = new Map<string, CpuidRegs>();
   for (const [leaf, sub] of LEAVES) leaves.set(cpuidKey(leaf, sub), await target.cpuid(leaf, sub, 0, opts));
-  const { family, model } = displayFamilyModel(leaves.get(cpuidKey(1, 0))!.eax >>> 0);
   return Object.freeze({
-    name: PROBED_PROFILE, description: `CPUID of ${target.description}`, synthetic: false, family, model,
+    name: PROBED_PROFILE, description: `CPUID of ${target.description}`, synthetic: false, ...identityOfLeaves(leaves),
     leaves, quirks: new Set<Quirk>(), ptInVmx: false,
   });
 }

@@ -1,18 +1,22 @@
 // `ptlab run --target qemu`: ONE guest for the whole suite (docs/design.md "qemu"). With `--pt model`
-// the reference model is the guest's PT unit and every run gets it fresh from reset
-// (QemuTarget.resetModel) with the run's profile, seed and model settings, so a run equals the
-// sim's byte for byte (test/runner/qemu-agreement.test.ts). With `--pt hardware` (the default)
-// the guest CPU's own PT is driven, refused when CPUID does not enumerate it (under TCG it never
-// does: harness/qemu/pt-probe.ts); the profile is what the guest's CPUID says.
-import { UnsupportedError } from '../../driver/errors.js';
+// the reference model is the guest's PT unit: every run attaches a fresh one to the suite's guest
+// (harness/hybrid/attach-model.ts) with the run's profile, seed, knobs and model settings, so a
+// run equals the sim's byte for byte (test/runner/qemu-agreement.test.ts). With `--pt hardware`
+// (the default) the guest CPU's own PT is driven, refused when CPUID does not enumerate it (under
+// TCG it never does: harness/link/pt-probe.ts); the profile is what the guest's CPUID says.
+import { UnsupportedError } from '../../driver/base/errors.js';
 import { chooseAccel, probeHostAccel } from '../qemu/accel.js';
 import type { QemuConfig } from '../qemu/config.js';
 import { findGuestImage, findOnPath, QEMU_BINARY } from '../qemu/images.js';
 import { QemuTarget } from '../qemu/qemu-target.js';
+import { attachModel } from '../hybrid/attach-model.js';
+import type { RoutingTarget } from '../hybrid/routing-target.js';
+import { applyKnobs } from '../sim/knobs/knobs.js';
+import type { SimTarget } from '../sim/sim-target.js';
 import { freeLeftovers, HelperPtSuite } from './helper-suite.js';
 import { probedProfile } from './probed-profile.js';
 import { TargetUnavailableError, throwIfInterrupted, type RunCpu, type RunNeeds, type SuiteTarget } from './suite-target.js';
-import { modelTrace, SIM_DEFAULTS, type QemuReach } from './targets.js';
+import { runModelOptions, type QemuReach } from './targets.js';
 
 /** Guest RAM of the suite's VM: room for every scenario's buffers (the module hands out ≤ 4 MiB blocks). */
 const GUEST_MEMORY_MIB = 256;
@@ -29,15 +33,23 @@ export async function openQemuSuite(reach: QemuReach, signal?: AbortSignal): Pro
   const found = await findGuestImage();
   if ('missing' in found) throw new TargetUnavailableError('qemu', found.missing, 'build it with `npm run images`');
   const choice = chooseAccel(reach.accel, await probeHostAccel());
+  const where = `qemu:${choice.accel} (${choice.reason})`;
   const config: QemuConfig = { accel: choice.accel, cpu: choice.cpu, smp: 1, memoryMiB: GUEST_MEMORY_MIB, kernel: found.image.kernel, initrd: found.image.initrd };
   let t: QemuTarget;
   try {
-    t = await QemuTarget.launch(config, { pt: reach.pt, timeoutMs: LAUNCH_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+    t = await QemuTarget.launch(config, { requirePt: reach.pt === 'hardware', timeoutMs: LAUNCH_TIMEOUT_MS, ...(signal ? { signal } : {}) });
   } catch (e) {
     throwIfInterrupted(signal, e);
-    const where = `qemu:${choice.accel} (${choice.reason})`;
     if (e instanceof UnsupportedError) throw new TargetUnavailableError('qemu', `${where}: ${e.message}`, MODEL_HINT, { cause: e });
     throw new TargetUnavailableError('qemu', `${where}: ${(e as Error).message}`, reach.pt === 'hardware' ? MODEL_HINT : undefined, { cause: e });
+  }
+  if (reach.pt === 'model') {
+    try {
+      t.guestRamView(); // the model borrows guest RAM, which must be a file shared with the host: refuse now, not at the first run
+    } catch (e) {
+      await t.dispose();
+      throw new TargetUnavailableError('qemu', `${where}: --pt model: ${(e as Error).message}`, undefined, { cause: e });
+    }
   }
   try {
     return reach.pt === 'model' ? new QemuModelSuite(t, `qemu:${choice.accel}+model`) : new HelperPtSuite('qemu', t, await probedProfile(t, signal ? { signal } : {}));
@@ -48,11 +60,13 @@ export async function openQemuSuite(reach: QemuReach, signal?: AbortSignal): Pro
 }
 
 
-/** `--pt model`: the model, reset per run, over the one guest. */
+/** `--pt model`: a fresh model per run, attached to the one guest. */
 class QemuModelSuite implements SuiteTarget {
   readonly kind = 'qemu';
   readonly rules = 'sim';
   readonly probed = undefined;
+  /** The run's target while a run holds it (disposed by its release, or by the suite's disposal). */
+  private current: RoutingTarget<QemuTarget, SimTarget> | undefined;
 
   /** `description`: "qemu:tcg+model" (each run's profile is its own: RunCpu.description). */
   constructor(private readonly t: QemuTarget, readonly description: string) {}
@@ -63,23 +77,29 @@ class QemuModelSuite implements SuiteTarget {
 
   async prepare(run: RunNeeds): Promise<RunCpu> {
     const t = this.t;
-    await t.ptModel?.stop();
+    await this.current?.[Symbol.asyncDispose]();
     // The sim's options for the same run (targets.ts createSim), so both write the same bytes.
-    const model = await t.resetModel({
-      profile: run.profile, seed: run.seed,
-      topa: { pmiSkid: run.settings.pmiSkid ?? SIM_DEFAULTS.pmiSkid },
-      trace: modelTrace(run.settings),
-      ...(run.settings.topHalf ? { topHalf: run.settings.topHalf } : {}),
-    });
+    const target = await attachModel(t, runModelOptions(run.profile, run.seed, run.knobs, run.settings));
+    applyKnobs(target.model, run.knobs, t.cpus);
+    this.current = target;
     const before = new Set(t.moduleBuffers().map((b) => b.base));
     return {
-      target: t, model: model.sim, description: t.description,
-      release: async () => { await model.stop(); await freeLeftovers(t, before); },
+      target, model: target.model, description: target.description,
+      release: async () => {
+        await target[Symbol.asyncDispose]();
+        if (this.current === target) this.current = undefined;
+        await freeLeftovers(t, before);
+      },
     };
   }
 
+  /** Stops the run's model first (its runs write into guest RAM), then the VM. */
   async [Symbol.asyncDispose](): Promise<void> {
-    await this.t.dispose();
+    try {
+      await this.current?.[Symbol.asyncDispose]();
+    } finally {
+      this.current = undefined;
+      await this.t.dispose();
+    }
   }
 }
-

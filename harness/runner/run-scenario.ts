@@ -6,8 +6,8 @@
 // run, or a real PT unit.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PtError } from '../../driver/errors.js';
-import { hex } from '../../driver/target.js';
+import { PtError } from '../../driver/base/errors.js';
+import { hex } from '../../driver/base/hex.js';
 import { leaf14 } from '../../driver/probe.js';
 import { probe } from '../../driver/probe.js';
 import { RecordingTarget } from '../../driver/transcript.js';
@@ -135,7 +135,7 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
 async function artifactsOf(ctx: ScenarioContext, rec: RecordingTarget, cpu: RunCpu, p: CpuProfile): Promise<RunArtifacts> {
   const probed = ctx.probed ?? await probe(cpu.target, 0);
   const w = ctx.workloadUsed ?? ctx.workload();
-  const { identity, timing } = await interopOf(cpu, ctx.request?.mtc?.freq ?? null);
+  const { identity, timing } = await interopOf(cpu, ctx.request?.MTCFreq ?? null);
   return {
     transcript: rec.jsonl(),
     trace: ctx.result?.stream ?? new Uint8Array(0),

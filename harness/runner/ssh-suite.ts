@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { PtError, UnsupportedError } from '../../driver/errors.js';
+import { PtError, UnsupportedError } from '../../driver/base/errors.js';
 import { checkPrivateKey, pinnedHostKey } from '../ssh/known-hosts.js';
 import { SshTarget } from '../ssh/ssh-target.js';
 import { HelperPtSuite } from './helper-suite.js';

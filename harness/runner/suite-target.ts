@@ -1,10 +1,11 @@
 // The target a suite runs on, opened once (docs/design.md "harness/cli → scenarios → runner"): the
-// sim builds a fresh model CPU per run; qemu boots ONE VM for the whole suite and resets its
-// model between runs (qemu-suite.ts); ssh keeps one connection (ssh-suite.ts). Each run gets a
-// RunCpu: what the driver drives, and the model behind it when there is one (truth.jsonl,
-// written/dropped). Model knobs (negative controls) exist on the sim target only.
-import { PtError } from '../../driver/errors.js';
-import { StateError, TargetError } from '../qemu/errors.js';
+// sim builds a fresh model CPU per run; qemu boots ONE VM for the whole suite and, with
+// `--pt model`, attaches a fresh model to it per run (qemu-suite.ts); ssh keeps one connection
+// (ssh-suite.ts). Each run gets a RunCpu: what the driver drives, and the model behind it when
+// there is one (truth.jsonl, written/dropped). The CLI takes model knobs (negative controls) on the
+// sim target only.
+import { PtError } from '../../driver/base/errors.js';
+import { StateError, TargetError } from '../link/errors.js';
 import { SshError } from '../ssh/errors.js';
 import type { Target } from '../../driver/target.js';
 import type { KnobName } from '../sim/knobs/knobs.js';

@@ -6,7 +6,7 @@
 // aborted (SIGINT in the CLI) or a run throws.
 import { access, constants, mkdir, readdir, realpath, rmdir, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { PtError } from '../../driver/errors.js';
+import { PtError } from '../../driver/base/errors.js';
 import { junitSweepXml, junitXml, type TimedResult } from '../report/junit.js';
 import { errorResult, type ResultJson } from '../report/result.js';
 import type { DriverFault } from '../../driver/faults.js';

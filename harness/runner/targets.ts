@@ -2,13 +2,12 @@
 // reach them: the sim builds a fresh model per run; qemu boots one VM for the
 // whole suite (`--pt model`: the reference model as the guest's PT unit, or
 // `--pt hardware`: the guest CPU's own PT); ssh drives a lab machine's PT.
-import { PtError } from '../../driver/errors.js';
+import { PtError } from '../../driver/base/errors.js';
 import { RecordingTarget } from '../../driver/transcript.js';
 import type { AccelRequest } from '../qemu/accel.js';
-import type { PtMode } from '../qemu/qemu-target.js';
 import { applyKnobs, knobOptions, type KnobName } from '../sim/knobs/knobs.js';
 import { PROFILE_NAMES, type CpuProfile, type ProfileName } from '../sim/profiles.js';
-import { SimTarget } from '../sim/sim-target.js';
+import { SimTarget, type SimTargetOptions } from '../sim/sim-target.js';
 import type { SimSettings, TargetKind } from '../scenarios/scenario.js';
 
 /** Target kinds `ptlab run` accepts. */
@@ -16,6 +15,13 @@ export const RUNNABLE_TARGETS: readonly TargetKind[] = ['sim', 'qemu', 'ssh'];
 
 /** The sim's defaults for scenario runs: PMI skid and flush grain (model choices, recorded in figures). */
 export const SIM_DEFAULTS = { pmiSkid: 256, flushBytes: 256 } as const;
+
+/**
+ * Whose PT unit the driver programs on a qemu guest: `hardware` — the guest CPU's, refused
+ * (UnsupportedError) unless CPUID enumerates PT; `model` — the reference model attached to the
+ * guest (harness/hybrid/attach-model.ts).
+ */
+export type PtMode = 'hardware' | 'model';
 
 /** How to boot the qemu target (`--pt`, `--accel`). */
 export interface QemuReach {
@@ -57,15 +63,23 @@ export function checkProfile(name: string): ProfileName {
 export async function createSim(
   profile: ProfileName | CpuProfile, seed: number, knobs: readonly KnobName[] = [], o: SimSettings = {},
 ): Promise<{ sim: SimTarget; target: RecordingTarget }> {
-  const sim = await SimTarget.create(knobOptions({
+  const sim = await SimTarget.create({ ...runModelOptions(profile, seed, knobs, o), memory: { ramSize: 64 * 2 ** 20 } });
+  applyKnobs(sim, knobs);
+  return { sim, target: new RecordingTarget(sim) };
+}
+
+/**
+ * The model of one scenario run, as the sim and `qemu --pt model` both build it (so both write the
+ * same bytes): the profile and seed, the runner's PMI skid, the scenario's settings (buffer, top
+ * half), and the options `knobs` contribute (knobs.ts; their wiring is applyKnobs, after create).
+ */
+export function runModelOptions(profile: ProfileName | CpuProfile, seed: number, knobs: readonly KnobName[], o: SimSettings): SimTargetOptions {
+  return knobOptions({
     profile, seed,
-    memory: { ramSize: 64 * 2 ** 20 },
     topa: { pmiSkid: o.pmiSkid ?? SIM_DEFAULTS.pmiSkid },
     trace: modelTrace(o),
     ...(o.topHalf ? { topHalf: o.topHalf } : {}),
-  }, knobs));
-  applyKnobs(sim, knobs);
-  return { sim, target: new RecordingTarget(sim) };
+  }, knobs);
 }
 
 /** The generator options of a scenario run: truth on, the runner's flush grain, the scenario's buffer. */

@@ -3,9 +3,10 @@
 // expectations and figures of result.json (docs/design.md "The run directory").
 import type { TargetFigures } from '../../driver/collect/collect.js';
 import { imbalance, isLossless, lostBytes } from '../../driver/collect/ledger.js';
-import { CpuFaultError, PtError } from '../../driver/errors.js';
+import { CpuFaultError } from '../../driver/hw/cpu-fault.js';
+import { PtError } from '../../driver/base/errors.js';
 import type { ProbeResult } from '../../driver/probe.js';
-import type { TopaPolicy, TraceRequest } from '../../driver/request.js';
+import type { TopaPolicy, TraceOptions, TraceRequest } from '../../driver/request.js';
 import { TraceSession, type SessionOptions, type TraceResult } from '../../driver/session.js';
 import type { TargetEvent } from '../../driver/target.js';
 import type { RecordingTarget } from '../../driver/transcript.js';
@@ -137,7 +138,7 @@ export class ScenarioContext {
    * packets where enumerated (about 3 bytes per branch and more), plain branches otherwise (at least
    * 0.3 bytes per branch: measured on generated workloads).
    */
-  busy(bytes: number): { readonly workload: GeneratedWorkload; readonly extra: Omit<TraceRequest, 'output'> } {
+  busy(bytes: number): { readonly workload: GeneratedWorkload; readonly extra: TraceOptions } {
     const extra = timingVolume(this.env.caps);
     const dense = Object.keys(extra).length > 0;
     return { workload: this.workload({ minBranches: Math.ceil(dense ? bytes / 3 : bytes / 0.3) }), extra };

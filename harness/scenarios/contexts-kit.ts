@@ -3,7 +3,7 @@
 // whose PMI each one was.
 import { traceContexts, type ContextResult } from '../../driver/contexts.js';
 import { IA32_PERF_GLOBAL_STATUS } from '../../driver/hw/msrs.js';
-import type { TraceRequest } from '../../driver/request.js';
+import type { TraceOptions } from '../../driver/request.js';
 import type { Target } from '../../driver/target.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
 import { seededWorkload, type ScenarioContext } from './context.js';
@@ -24,7 +24,7 @@ export function switchingOf(ctx: ScenarioContext): 'xsaves' | 'manual' {
 
 /** A and B on one CPU of `target`, each growing its own table (3 regions of 4 KiB a batch), metered on the sim. */
 export async function growPair(
-  ctx: ScenarioContext, target: Target, a: GeneratedWorkload, b: GeneratedWorkload, extra: Omit<TraceRequest, 'output'>, sliceBranches: number,
+  ctx: ScenarioContext, target: Target, a: GeneratedWorkload, b: GeneratedWorkload, extra: TraceOptions, sliceBranches: number,
 ): Promise<[ContextResult, ContextResult]> {
   const sim = ctx.sim!;
   const results = await traceContexts(target, [

@@ -14,7 +14,7 @@ export const cplUserOnly: Scenario = {
   negative: 'force-os',
   async run(ctx) {
     const w = ctx.workload({ interrupts: 3 });
-    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { user: true, os: false }, w), { workload: w });
+    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { User: true, OS: false }, w), { workload: w });
     const recs = records(ctx.sim?.truth(0) ?? []);
     const kernel = recs.filter((x) => [x.ip, x.to, x.from].some((v) => v !== undefined && BigInt(v) >= KERNEL_HALF));
     ctx.expectEqual('no kernel address in the flow', kernel.length, 0);

@@ -18,7 +18,7 @@ export const cr3Filter: Scenario = {
   negative: 'ignore-cr3filter',
   async run(ctx) {
     const w = ctx.workload({ cr3Switches: 3 });
-    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { cr3Match: WORKLOAD_CR3 }, w), { workload: w });
+    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { CR3_MATCH: WORKLOAD_CR3 }, w), { workload: w });
     ctx.expectEqual('CR3_MATCH was programmed with the workload CR3', linesOf(ctx.target.lines, 'wrmsr', CR3_MATCH).map((l) => l.value), ['0x1000']);
     const first = Math.min(...w.model.annotations.filter((a) => a.kind === 'cr3').map((a) => a.at));
     const traced = branchRecords(ctx.sim!.truth(0)).length;

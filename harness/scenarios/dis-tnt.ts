@@ -15,7 +15,7 @@ export const disTnt: Scenario = {
   negative: 'ignore-distnt',
   async run(ctx) {
     const w = ctx.workload({ where: executesIndirect });
-    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { disTnt: true }, w), { workload: w });
+    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { DisTNT: true }, w), { workload: w });
     const st = packetStats(r.stream);
     ctx.expectEqual('no TNT packet', (st.count['tnt.8'] ?? 0) + (st.count['tnt.64'] ?? 0), 0);
     ctx.expect('TIP packets are still emitted', (st.count.tip ?? 0) > 0, `${st.count.tip ?? 0} TIPs`);

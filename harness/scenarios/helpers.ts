@@ -2,7 +2,7 @@
 // records, transcript lookups, and the standard requests.
 import { PacketDecoder } from '../../driver/decode/decoder.js';
 import { packetName } from '../../driver/decode/record.js';
-import type { TopaPolicy, TraceRequest } from '../../driver/request.js';
+import type { TopaPolicy, TraceOptions, TraceRequest } from '../../driver/request.js';
 import type { PtCaps } from '../../driver/hw/cpuid.js';
 import type { TranscriptLine } from '../../driver/target.js';
 import { K_JCC, type GeneratedWorkload } from '../sim/workload/index.js';
@@ -86,12 +86,12 @@ export function everyPmiHandled(pmis: readonly { readonly action: string }[]): b
 export const DEFAULT_BRANCHES = 12_000;
 
 /** A ToPA request of `regions` 4 KiB regions with `policy`. */
-export function topa(policy: TopaPolicy, regions = 3, extra: Omit<TraceRequest, 'output'> = {}): TraceRequest {
+export function topa(policy: TopaPolicy, regions = 3, extra: TraceOptions = {}): TraceRequest {
   return { output: { scheme: 'topa', policy, regionSize: 4096, regions }, ...extra };
 }
 
 /** A single-range request of `size` bytes. */
-export function singleRange(size = 1 << 20, extra: Omit<TraceRequest, 'output'> = {}): TraceRequest {
+export function singleRange(size = 1 << 20, extra: TraceOptions = {}): TraceRequest {
   return { output: { scheme: 'single-range', size }, ...extra };
 }
 
@@ -100,7 +100,7 @@ export function singleRange(size = 1 << 20, extra: Omit<TraceRequest, 'output'> 
  * MENTRY=0 the one region holds the whole trace of `w` (default: a workload of DEFAULT_BRANCHES)
  * without a PMI (docs/sdm/output.md §4.6): 8 bytes per branch, at least 64 KiB, a power of two.
  */
-export function anyOutput(mentry: boolean, extra: Omit<TraceRequest, 'output'> = {}, w?: GeneratedWorkload): TraceRequest {
+export function anyOutput(mentry: boolean, extra: TraceOptions = {}, w?: GeneratedWorkload): TraceRequest {
   if (mentry) return topa('grow', 3, extra);
   const branches = w?.model.branchCount ?? DEFAULT_BRANCHES;
   let regionSize = 65536;
@@ -116,10 +116,10 @@ export const KERNEL_HALF = 0xffff_8000_0000_0000n;
  * no threshold: docs/sdm/msrs.md §3.2), to make many output bytes from a short workload. Empty when
  * the CPU has neither MTC nor CYC.
  */
-export function timingVolume(caps: PtCaps): Omit<TraceRequest, 'output'> {
+export function timingVolume(caps: PtCaps): TraceOptions {
   const mtc = caps.mtc && (caps.mtcPeriods & 1) !== 0;
   const cyc = caps.psbCyc && (caps.cycThresholds & 1) !== 0;
-  return { ...(mtc ? { tsc: true, mtc: { freq: 0 } } : {}), ...(cyc ? { cyc: { thresh: 0 } } : {}) };
+  return { ...(mtc ? { TSCEn: true, MTCFreq: 0 } : {}), ...(cyc ? { CycThresh: 0 } : {}) };
 }
 
 /**

@@ -23,7 +23,7 @@ export const kvmGuestLimits: Scenario = {
     ctx.expectEqual('CPUID.(14H,0) EAX/EBX/ECX = 0x1 / 0xf / 0x7', [hex(l0.eax), hex(l0.ebx), hex(l0.ecx)], ['0x1', '0xf', '0x7']);
     ctx.expectEqual('CPUID.(14H,1) EAX/EBX = 0x2490002 / 0x3f1fff', [hex(l1.eax), hex(l1.ebx)], ['0x2490002', '0x3f1fff']);
     await ctx.expectRefused('a PMI-preservation request is refused (unsupported) before any WRMSR', 'unsupported',
-      () => ctx.trace(topa('grow', 3, { pmiPreservation: true })));
+      () => ctx.trace(topa('grow', 3, { InjectPsbPmiOnEnable: true })));
     await ctx.expectRefused('XSAVES context switching is refused (unsupported) before any WRMSR', 'unsupported',
       () => ctx.trace(topa('grow', 3, { switching: 'xsaves' })));
     await ctx.expectGp('#GP on WRMSR IA32_RTIT_CTL with InjectPsbPmiOnEnable (bit 56)', () => t.wrmsr(0, CTL, 1n << 56n));

@@ -17,7 +17,7 @@ export const mtcTscTiming: Scenario = {
   skip: (env) => needs(env.caps.mtc && ((env.caps.mtcPeriods >>> MTC_FREQ) & 1) === 1, 'MTC with MTCFreq=3 (CPUID.(14H,0):EBX[3], CPUID.(14H,1):EAX[19])'),
   negative: 'ignore-timing',
   async run(ctx) {
-    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { tsc: true, mtc: { freq: MTC_FREQ } }));
+    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { TSCEn: true, MTCFreq: MTC_FREQ }));
     const st = packetStats(r.stream);
     ctx.expect('a TSC packet for every PSB', (st.count.tsc ?? 0) >= (st.count.psb ?? 0) && (st.count.psb ?? 0) > 0, `${st.count.tsc ?? 0} TSC, ${st.count.psb ?? 0} PSB`);
     ctx.expect('MTC packets were emitted', (st.count.mtc ?? 0) > 0, `${st.count.mtc ?? 0} MTC`);

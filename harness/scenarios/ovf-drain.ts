@@ -9,7 +9,7 @@
 import { imbalance } from '../../driver/collect/ledger.js';
 import { findOvfs } from '../../driver/collect/ovf.js';
 import { anyOutput, packetStats, records } from './helpers.js';
-import type { TraceRequest } from '../../driver/request.js';
+import type { TraceOptions } from '../../driver/request.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
 import type { ScenarioContext } from './context.js';
 import type { Scenario } from './scenario.js';
@@ -44,7 +44,7 @@ export const ovfDrain: Scenario = {
 };
 
 /** Run 2: grow with 3 regions of 4 KiB (STOP on the last) and no handler before the end. */
-async function ovfThenStop(ctx: ScenarioContext, workload: GeneratedWorkload, extra: Omit<TraceRequest, 'output'>): Promise<void> {
+async function ovfThenStop(ctx: ScenarioContext, workload: GeneratedWorkload, extra: TraceOptions): Promise<void> {
   const before = ctx.sim?.truth(0).length ?? 0;
   ctx.truthFilter = (lines) => lines.slice(before);
   const r = await ctx.trace({ output: { scheme: 'topa', policy: 'grow', regionSize: 4096, regions: 3 }, ...extra }, {

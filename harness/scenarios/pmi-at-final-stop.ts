@@ -24,7 +24,7 @@ export const pmiAtFinalStop: Scenario = {
     const preserve = ctx.env.caps.pmiPreservation;
     const { workload, extra } = ctx.busy(24_576);
     let pending = false;
-    const r = await ctx.trace(topa('grow', 3, { ...extra, ...(preserve ? { pmiPreservation: true } : {}) }), {
+    const r = await ctx.trace(topa('grow', 3, { ...extra, ...(preserve ? { InjectPsbPmiOnEnable: true } : {}) }), {
       workload,
       // The first ToPA PMI is not handed to the handler: the stop comes first.
       intercept: async (ev) => {

@@ -27,7 +27,7 @@ export const pmiPreservation: Scenario = {
     let pendAfterIgnore: boolean | undefined, ackedAfterIgnore: boolean | undefined;
     const viaXsaves = ctx.env.caps.xsaves && ctx.env.caps.xssPtState;
     const { workload, extra } = ctx.busy(24_576);
-    const r = await ctx.trace(topa('grow', 3, { pmiPreservation: true, ...(viaXsaves ? { switching: 'xsaves' } : {}), ...extra }), {
+    const r = await ctx.trace(topa('grow', 3, { InjectPsbPmiOnEnable: true, ...(viaXsaves ? { switching: 'xsaves' } : {}), ...extra }), {
       workload,
       intercept: async (ev, s) => {
         if (ev.kind !== 'pmi' || pendAfterIgnore !== undefined) return false;

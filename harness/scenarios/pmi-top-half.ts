@@ -7,7 +7,7 @@
 // ToPA PMI, which is then never handled (docs/sdm/msrs.md §11). On the model the
 // top half is asked for; on a real target it is the module's own.
 import { IA32_PERF_GLOBAL_STATUS, IA32_PERF_GLOBAL_STATUS_RESET, IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
-import { hex } from '../../driver/target.js';
+import { hex } from '../../driver/base/hex.js';
 import { everyPmiHandled } from './helpers.js';
 import type { Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';

@@ -20,7 +20,7 @@ export const psbFrequency: Scenario = {
   negative: 'wrong-psbfreq',
   async run(ctx) {
     const { workload, extra } = ctx.busy(8 * PERIOD);
-    const r = await ctx.trace(singleRange(1 << 20, { ...extra, psbFreq: P }), { workload });
+    const r = await ctx.trace(singleRange(1 << 20, { ...extra, PSBFreq: P }), { workload });
     const psb = packetStats(r.stream).psbOffsets;
     const gaps = psb.slice(1).map((o, i) => o - psb[i]!);
     ctx.expect('at least 8 PSBs', psb.length >= 8, `${psb.length} PSBs in ${r.stream.length} bytes`);

@@ -63,7 +63,7 @@ export const psbPreservation: Scenario = {
     // a hash, so a loop's regular bytes cannot keep the PSB thresholds out of the switches) and
     // whenever STATUS, read at the preemption, shows a PSB owed (PendPSB=1 while TraceEn=1).
     let slices = 0;
-    const r = await ctx.trace(topa('grow', 3, { pmiPreservation: true, psbFreq: 0, switching: viaXsaves ? 'xsaves' : 'manual' }), {
+    const r = await ctx.trace(topa('grow', 3, { InjectPsbPmiOnEnable: true, PSBFreq: 0, switching: viaXsaves ? 'xsaves' : 'manual' }), {
       workload: w, sliceBranches: 1,
       intercept: async (ev) => {
         if (ev.kind !== 'slice') return false;

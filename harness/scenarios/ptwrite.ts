@@ -16,7 +16,7 @@ export const ptwrite: Scenario = {
   negative: 'ignore-ptwen',
   async run(ctx) {
     const w = ctx.workload({ ptwrites: 4 });
-    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { ptwrite: {} }, w), { workload: w });
+    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { PTWEn: true }, w), { workload: w });
     const want = w.model.annotations.flatMap((a) => (a.kind === 'ptwrite' ? [a.value] : []));
     const got: bigint[] = [];
     const d = new PacketDecoder(r.stream.subarray(Math.max(0, firstPsb(r.stream))));

@@ -15,7 +15,7 @@ export const retCompression: Scenario = {
   negative: 'ignore-disretc',
   async run(ctx) {
     const w = ctx.workload({ where: (x) => branchRecords(truthLines(x.model)).filter((b) => b.kind === 'ret').length >= 10 });
-    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { disRetc: true }, w), { workload: w });
+    const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { DisRETC: true }, w), { workload: w });
     const recs = branchRecords(ctx.sim?.truth(0) ?? []);
     const jcc = recs.filter((x) => x.kind === 'jcc').length, rets = recs.filter((x) => x.kind === 'ret').length;
     const st = packetStats(r.stream);

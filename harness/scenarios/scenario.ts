@@ -27,6 +27,10 @@ export type TargetKind = 'sim' | 'qemu' | 'ssh';
 /** What a scenario knows before it runs: the target kind, the CPU profile and what it enumerates. */
 export interface ScenarioEnv {
   readonly target: TargetKind;
+  /**
+   * The CPU: a model profile, or on real PT the probed one (harness/runner/probed-profile.ts). Its
+   * `errata` follow from its CPUID signature either way (driver/hw/errata.ts), so skip on them.
+   */
   readonly profile: CpuProfile;
   readonly caps: PtCaps;
   readonly seed: number;

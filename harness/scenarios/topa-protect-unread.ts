@@ -6,7 +6,8 @@
 // writes next (the first unread data), and a wake-up INT half a ring ahead
 // (never on the STOP entry or just before it: the skid guard).
 import { decodeTopaPointers } from '../../driver/hw/output-pointers.js';
-import { hex, type TranscriptLine } from '../../driver/target.js';
+import { hex } from '../../driver/base/hex.js';
+import { type TranscriptLine } from '../../driver/target.js';
 import { everyPmiHandled, linesOf } from './helpers.js';
 import type { Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';

@@ -20,7 +20,7 @@ export const xsavesPendingPmi: Scenario = {
   async run(ctx) {
     const { workload, extra } = ctx.busy(24_576);
     const other = new OtherContext(ctx);
-    const r = await ctx.trace(topa('grow', 3, { switching: 'xsaves', pmiPreservation: true, ...extra }), { workload, sliceBranches: 64, intercept: other.intercept });
+    const r = await ctx.trace(topa('grow', 3, { switching: 'xsaves', InjectPsbPmiOnEnable: true, ...extra }), { workload, sliceBranches: 64, intercept: other.intercept });
     await other.finish();
     // In the transcript: slice → … → xrstors → pmi. The PMI arrived across the switch.
     const lines = ctx.target.lines;

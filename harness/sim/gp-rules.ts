@@ -1,7 +1,8 @@
 // The #GP rules of RDMSR/WRMSR on the PT unit's MSRs, as pure functions
 // (docs/sdm/msrs.md §2 G1–G6, §3.3 rules 1–9, §4–§9, §11–§12; docs/prior-art.md
-// §6 for the KVM quirks). A rule returns the fault as data; applying the
-// write is msr-file.ts's job.
+// §6 for the KVM quirks; docs/sdm/errata.md for BDM106, on when the profile's
+// errata include it). A rule returns the fault as data; applying the write is
+// msr-file.ts's job.
 import { bitRange, bits, MASK64 } from '../../driver/hw/field.js';
 import { cpuidBitName, type PtCaps } from '../../driver/hw/cpuid.js';
 import { isCanonical } from '../../driver/hw/msrs.js';
@@ -159,7 +160,7 @@ export function ctlReservedMask(ctx: RuleCtx): bigint {
   return MASK64 & ~legal;
 }
 
-/** docs/sdm/msrs.md §3.3 rules 2–9 and BDM106 (rule 1 is G1, checked by the caller). */
+/** docs/sdm/msrs.md §3.3 rules 2–9 and erratum BDM106 (docs/sdm/errata.md; rule 1 is G1, checked by the caller). */
 function ctlFault(ctx: RuleCtx, c: bigint, v: bigint, env: ExecEnv): GpFault | undefined {
   const caps = ctx.caps;
   const q = ctx.profile.quirks;
@@ -191,7 +192,8 @@ function ctlFault(ctx: RuleCtx, c: bigint, v: bigint, env: ExecEnv): GpFault | u
   if (env.inVmxOperation && vTraceEn && !ctx.profile.ptInVmx) {
     return gp('CTL-9-vmx', 'TraceEn=1 in VMX operation with IA32_VMX_MISC[14]=0');
   }
-  if (q.has('BDM106') && vTraceEn && ((v >> 13n) & 1n) === 0n) {
+  // The erratum's applicability is the shared table's (the profile's errata); its rule is written here again.
+  if (ctx.profile.errata.has('BDM106') && vTraceEn && ((v >> 13n) & 1n) === 0n) {
     return gp('BDM106-branchen', 'TraceEn=1 with BranchEn=0 (erratum BDM106)');
   }
   return undefined;

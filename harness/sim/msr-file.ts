@@ -3,7 +3,7 @@
 // x2APIC LVT PMI entry. Faults are data (STYLE §5); a faulting write changes
 // nothing (G6). The output engine and the packet generator attach through
 // hooks, so the same MSR file runs over any PhysMemory.
-import type { CpuFault } from '../../driver/errors.js';
+import type { CpuFault } from '../../driver/hw/cpu-fault.js';
 import { bits, bitRange } from '../../driver/hw/field.js';
 import type { PtCaps } from '../../driver/hw/cpuid.js';
 import { capsOf, cpuidOf, perfmonVersion, type CpuProfile } from './profiles.js';

@@ -2,7 +2,7 @@
 // size, stored as a Map of 4 KiB pages that exist only once written, and a
 // first-fit allocator of size-aligned, physically contiguous regions
 // (driver/target.ts PhysMemory).
-import { AllocationError, PtError, throwIfAborted } from '../../driver/errors.js';
+import { AllocationError, PtError, throwIfAborted } from '../../driver/base/errors.js';
 import type { CallOpts, PhysMemory, PhysRegion, ReadOpts } from '../../driver/target.js';
 import { readDestination } from '../../driver/read-into.js';
 

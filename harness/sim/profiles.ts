@@ -1,9 +1,11 @@
-// CPU profiles of the reference model: raw CPUID leaves, family/model, quirks
-// (docs/sdm/cpuid.md §6–§7, docs/sdm/msrs.md §3.5, docs/prior-art.md §5–§6). Which
+// CPU profiles of the reference model: raw CPUID leaves, family/model/stepping,
+// the errata that signature has (driver/hw/errata.ts, docs/sdm/errata.md) and the
+// hypervisor quirks (docs/sdm/cpuid.md §6–§7, docs/prior-art.md §5–§6). Which
 // values come from a published CPUID dump and which are synthetic is said in
 // each profile's `description`.
-import { decodePtCaps, ZERO_REGS, type CpuidRegs, type PtCaps } from '../../driver/hw/cpuid.js';
-import { PtError } from '../../driver/errors.js';
+import { cpuSignature, decodePtCaps, vendorOf, ZERO_REGS, type CpuidRegs, type CpuSignature, type PtCaps } from '../../driver/hw/cpuid.js';
+import { errataOf, type ErratumId } from '../../driver/hw/errata.js';
+import { PtError } from '../../driver/base/errors.js';
 import { DEFAULT_CLOCK } from './trace/clock.js';
 
 /** The `--cpu` names. */
@@ -11,12 +13,10 @@ export const PROFILE_NAMES = ['broadwell', 'skylake', 'icelake', 'sapphire-rapid
 export type ProfileName = (typeof PROFILE_NAMES)[number];
 
 /**
- * Model behaviours that CPUID does not describe, named by erratum ID or by the
- * hypervisor rule they reproduce (STYLE §2).
+ * Model behaviours that neither CPUID nor the CPU's errata describe, named by the hypervisor rule
+ * they reproduce (STYLE §2). A CPU's errata follow from its signature (`CpuProfile.errata`).
  */
 export type Quirk =
-  /** Broadwell: WRMSR IA32_RTIT_CTL with TraceEn=1 and BranchEn=0 raises #GP (Linux erratum BDM106; docs/sdm/msrs.md §3.5). */
-  | 'BDM106'
   /** KVM `ctl_bitmask` never unmasks CTL bits 31, 55, 56 (docs/prior-art.md §6; docs/sdm/msrs.md §4). */
   | 'KVM_CTL_BITMASK'
   /** KVM `MSR_IA32_RTIT_STATUS_MASK`: STATUS bits 6 and 7 always raise #GP (docs/prior-art.md §6). */
@@ -32,9 +32,12 @@ export interface CpuProfile {
   /** Where the values come from; contains "synthetic" when no published CPUID dump backs them. */
   readonly description: string;
   readonly synthetic: boolean;
-  /** DisplayFamily / DisplayModel, e.g. 0x06 / 0x4F. */
+  /** DisplayFamily / DisplayModel / stepping of CPUID.01H:EAX, e.g. 0x06 / 0x4F / 1. */
   readonly family: number;
   readonly model: number;
+  readonly stepping: number;
+  /** The errata of that signature (driver/hw/errata.ts `errataOf`), e.g. BDM106 on Broadwell. */
+  readonly errata: ReadonlySet<ErratumId>;
   /** Raw CPUID, keyed by `cpuidKey(leaf, subleaf)`; absent (leaf, subleaf) pairs read as zeros. */
   readonly leaves: ReadonlyMap<string, CpuidRegs>;
   readonly quirks: ReadonlySet<Quirk>;
@@ -71,6 +74,15 @@ export function cpuidOf(p: CpuProfile, leaf: number, subleaf: number): CpuidRegs
 /** The capabilities a profile enumerates (driver/hw/cpuid.ts decode of its leaves). */
 export function capsOf(p: CpuProfile): PtCaps {
   return decodePtCaps((l, s) => cpuidOf(p, l, s));
+}
+
+/**
+ * The signature and errata of the CPU whose raw CPUID is `leaves` (leaf 0 vendor, leaf 1
+ * signature), as the driver's probe finds them: a model CPU has the errata of the CPU it claims to be.
+ */
+export function identityOfLeaves(leaves: ReadonlyMap<string, CpuidRegs>): CpuSignature & { readonly errata: ReadonlySet<ErratumId> } {
+  const sig = cpuSignature(leaves.get(cpuidKey(1, 0))?.eax ?? 0);
+  return { ...sig, errata: errataOf({ ...sig, vendor: vendorOf(leaves.get(cpuidKey(0, 0)) ?? ZERO_REGS) }) };
 }
 
 /** CPUID.0AH:EAX[7:0], the architectural PerfMon version (docs/sdm/cpuid.md §5). */
@@ -134,9 +146,10 @@ function profile(
   name: string, spec: LeafSpec,
   p: { description: string; synthetic: boolean; quirks?: Quirk[]; ptInVmx: boolean; topaCache?: CpuProfile['topaCache'] },
 ): CpuProfile {
+  const leaves = buildLeaves(spec);
   return Object.freeze({
-    name, description: p.description, synthetic: p.synthetic, family: spec.family, model: spec.model,
-    leaves: buildLeaves(spec), quirks: new Set(p.quirks ?? []), ptInVmx: p.ptInVmx, ...(p.topaCache ? { topaCache: p.topaCache } : {}),
+    name, description: p.description, synthetic: p.synthetic, ...identityOfLeaves(leaves),
+    leaves, quirks: new Set(p.quirks ?? []), ptInVmx: p.ptInVmx, ...(p.topaCache ? { topaCache: p.topaCache } : {}),
   });
 }
 
@@ -150,9 +163,9 @@ export const PROFILES: Readonly<Record<ProfileName, CpuProfile>> = {
     xsave1: { eax: 0x1, ecx: 0 }, perfmon: 3, maxPhysAddr: 46, maxLinearAddr: 48,
   }, {
     description: 'Broadwell-E i7-6900K (06_4F): leaf 14H = 0/0x1/0x1 and 0DH,1 = 0x1 and MAXPHYADDR 46 from a real ' +
-      'CPUID dump (docs/sdm/cpuid.md §6). Single-entry ToPA, no single range, no XSAVES, BranchEn=1 required (BDM106). ' +
-      `PerfMon version 3 assumed (not in the dump). ${ONLY_PT_BITS}`,
-    synthetic: false, quirks: ['BDM106'], ptInVmx: false,
+      'CPUID dump (docs/sdm/cpuid.md §6). Single-entry ToPA, no single range, no XSAVES; BranchEn=1 required by ' +
+      `erratum BDM106 (docs/sdm/errata.md). PerfMon version 3 assumed (not in the dump). ${ONLY_PT_BITS}`,
+    synthetic: false, ptInVmx: false,
   }),
   skylake: profile('skylake', {
     maxBasic: 0x16, family: 6, model: 0x5e, stepping: 3,
@@ -221,7 +234,7 @@ export function withLeaves(
   const leaves = new Map(p.leaves);
   for (const c of changes) leaves.set(cpuidKey(c.leaf, c.subleaf ?? 0), c.regs);
   return Object.freeze({
-    ...p, name, synthetic: true, leaves,
+    ...p, name, synthetic: true, leaves, ...identityOfLeaves(leaves),
     description: `${p.description} Modified (${name}): synthetic.`,
     quirks: new Set(extra.quirks ?? p.quirks), ptInVmx: extra.ptInVmx ?? p.ptInVmx,
   });

@@ -1,10 +1,11 @@
 // The reference model as a Target (driver/target.ts): one PT unit (MSR file)
 // per logical processor over one physical memory, each with a packet
 // generator on its output unit; `start` runs a workload's model on one of them
-// (harness/sim/exec/). This is the ONE place the model is composed: the qemu
-// target's `--pt model` (harness/qemu/pt-model/pt-model.ts) is a SimTarget over
-// guest RAM, driven through the synchronous `…Now` calls below.
-import { GeneralProtectionError, PtError, throwIfAborted } from '../../driver/errors.js';
+// (harness/sim/exec/). This is the ONE place the model is composed: `--pt model`
+// (harness/hybrid/attach-model.ts) is a SimTarget over borrowed guest RAM, reached
+// through this same Target API by a routing target.
+import { GeneralProtectionError } from '../../driver/hw/cpu-fault.js';
+import { PtError, throwIfAborted } from '../../driver/base/errors.js';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import type { CallOpts, Execution, MsrOp, MsrResult, PhysMemory, StartOpts, Target, Workload } from '../../driver/target.js';
 import { CpuTrace, type TraceModelOptions } from './exec/cpu-trace.js';
@@ -98,11 +99,6 @@ export class SimTarget implements Target {
     return new SimTarget(o);
   }
 
-  /** `create` without the promise (for owners that build the model synchronously: harness/qemu/pt-model). */
-  static createNow(o: SimTargetOptions): SimTarget {
-    return new SimTarget(o);
-  }
-
   /** The PT unit of `cpu` (for the model's own layers and tests; the driver never sees it). */
   unit(cpu: number): MsrFile {
     const u = this.units[cpu];
@@ -116,57 +112,42 @@ export class SimTarget implements Target {
     return this.outputs[cpu]!;
   }
 
-  async cpuid(leaf: number, subleaf: number, cpu = 0, opts?: CallOpts): Promise<CpuidRegs> {
-    this.enter(cpu, opts);
-    return this.cpuidNow(leaf, subleaf, cpu);
-  }
-
   /** CPUID: the profile's leaves, the APIC ID of `cpu`, the live XSAVES area size. */
-  cpuidNow(leaf: number, subleaf: number, cpu = 0): CpuidRegs {
-    const u = this.unit(cpu);
+  async cpuid(leaf: number, subleaf: number, cpu = 0, opts?: CallOpts): Promise<CpuidRegs> {
+    const u = this.enter(cpu, opts);
     const r = cpuidOf(this.profile, leaf, subleaf);
     if ((leaf >>> 0) === 1) return { ...r, ebx: ((cpu & 0xff) << 24) >>> 0 }; // EBX[31:24] initial APIC ID
     if ((leaf >>> 0) === 0xd && subleaf === 1) return { ...r, ebx: xsavesAreaSize(u) }; // live: XCR0 | IA32_XSS
     return r;
   }
 
-  async rdmsr(cpu: number, msr: number, opts?: CallOpts): Promise<bigint> {
-    this.enter(cpu, opts);
-    return this.rdmsrNow(cpu, msr);
-  }
-
   /** RDMSR; throws GeneralProtectionError with the model's rule. */
-  rdmsrNow(cpu: number, msr: number): bigint {
-    const r = this.unit(cpu).read(msr);
+  async rdmsr(cpu: number, msr: number, opts?: CallOpts): Promise<bigint> {
+    const r = this.enter(cpu, opts).read(msr);
     if (!r.ok) throw new GeneralProtectionError(r.fault);
     return r.value;
   }
 
-  async wrmsr(cpu: number, msr: number, value: bigint, opts?: CallOpts): Promise<void> {
-    this.enter(cpu, opts);
-    this.wrmsrNow(cpu, msr, value);
-  }
-
   /** WRMSR; throws GeneralProtectionError, and a faulting write changes nothing. */
-  wrmsrNow(cpu: number, msr: number, value: bigint): void {
-    const f = this.unit(cpu).write(msr, value);
+  async wrmsr(cpu: number, msr: number, value: bigint, opts?: CallOpts): Promise<void> {
+    const f = this.enter(cpu, opts).write(msr, value);
     if (f) throw new GeneralProtectionError(f);
   }
 
+  /** The ops in order on `cpu`'s PT unit; a #GP is a result and ends the batch (driver/target.ts). */
   async msrBatch(cpu: number, ops: readonly MsrOp[], opts?: CallOpts): Promise<MsrResult[]> {
-    this.enter(cpu, opts);
+    const u = this.enter(cpu, opts);
     const out: MsrResult[] = [];
     for (const o of ops) {
-      const r = this.opNow(cpu, o);
+      const r = SimTarget.op(u, o);
       out.push(r);
       if (!r.ok) break;
     }
     return out;
   }
 
-  /** One op of a batch as a result (a #GP is data, driver/target.ts). */
-  opNow(cpu: number, o: MsrOp): MsrResult {
-    const u = this.unit(cpu);
+  /** One op of a batch as a result (a #GP is data). */
+  private static op(u: MsrFile, o: MsrOp): MsrResult {
     if (o.op === 'rdmsr') {
       const r = u.read(o.msr);
       return r.ok ? { ok: true, op: 'rdmsr', msr: o.msr, value: r.value } : { ok: false, op: 'rdmsr', msr: o.msr, fault: r.fault };
@@ -175,34 +156,19 @@ export class SimTarget implements Target {
     return f ? { ok: false, op: 'wrmsr', msr: o.msr, fault: f } : { ok: true, op: 'wrmsr', msr: o.msr, value: o.value };
   }
 
-  async pmiEnable(cpu: number, opts?: CallOpts): Promise<void> {
-    this.enter(cpu, opts);
-    this.pmiEnableNow(cpu);
-  }
-
   /** Unmasks the LVT performance-monitor entry of `cpu` (docs/sdm/msrs.md §11.1). */
-  pmiEnableNow(cpu: number): void {
-    this.unit(cpu).unmaskPmi();
-  }
-
-  async xsaves(cpu: number, rfbm: bigint, opts?: CallOpts): Promise<Uint8Array> {
-    this.enter(cpu, opts);
-    return this.xsavesNow(cpu, rfbm);
+  async pmiEnable(cpu: number, opts?: CallOpts): Promise<void> {
+    this.enter(cpu, opts).unmaskPmi();
   }
 
   /** XSAVES of the PT state (docs/sdm/xsave.md §2); UnsupportedError where the profile lacks IA32_XSS[8]. */
-  xsavesNow(cpu: number, rfbm: bigint): Uint8Array {
-    return xsaves(this.unit(cpu), rfbm);
-  }
-
-  async xrstors(cpu: number, area: Uint8Array, rfbm: bigint, opts?: CallOpts): Promise<void> {
-    this.enter(cpu, opts);
-    this.xrstorsNow(cpu, area, rfbm);
+  async xsaves(cpu: number, rfbm: bigint, opts?: CallOpts): Promise<Uint8Array> {
+    return xsaves(this.enter(cpu, opts), rfbm);
   }
 
   /** XRSTORS (docs/sdm/xsave.md §3); throws GeneralProtectionError on #GP. */
-  xrstorsNow(cpu: number, area: Uint8Array, rfbm: bigint): void {
-    const f = xrstors(this.unit(cpu), area, rfbm, this.xrstorsQuirk[cpu]);
+  async xrstors(cpu: number, area: Uint8Array, rfbm: bigint, opts?: CallOpts): Promise<void> {
+    const f = xrstors(this.enter(cpu, opts), area, rfbm, this.xrstorsQuirk[cpu]);
     if (f) throw new GeneralProtectionError(f);
   }
 

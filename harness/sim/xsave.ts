@@ -2,8 +2,8 @@
 // (docs/sdm/xsave.md §1–§3; SDM Vol. 1 §13.5.6 "PT State", §13.11–§13.12).
 // Components other than 8 are not modelled: they are saved in their initial
 // configuration (XSTATE_BV bit 0) and ignored on restore.
-import type { CpuFault } from '../../driver/errors.js';
-import { UnsupportedError } from '../../driver/errors.js';
+import type { CpuFault } from '../../driver/hw/cpu-fault.js';
+import { UnsupportedError } from '../../driver/base/errors.js';
 import { cpuidBitName } from '../../driver/hw/cpuid.js';
 import type { MsrFile } from './msr-file.js';
 import { cpuidOf } from './profiles.js';

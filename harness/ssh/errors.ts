@@ -1,6 +1,6 @@
 // Errors of the SSH transport (STYLE §5): a code from driver/errors.ts plus why, so callers
 // branch on `failure`, never on the message.
-import { PtError } from '../../driver/errors.js';
+import { PtError } from '../../driver/base/errors.js';
 
 /** Why an SSH operation failed. */
 export type SshFailure =

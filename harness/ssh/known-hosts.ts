@@ -4,7 +4,7 @@
 // hashed name (|1|salt|hmac), the key type, the key, a comment. Host patterns here are literal
 // names and `[host]:port`; wildcard and negated patterns are not matched.
 import { createHmac } from 'node:crypto';
-import { PtError } from '../../driver/errors.js';
+import { PtError } from '../../driver/base/errors.js';
 
 /** Key types of OpenSSH public keys ("ssh-ed25519", "ecdsa-sha2-nistp256", "sk-ssh-ed25519@openssh.com"). */
 const KEY_TYPE = /^(ssh-|ecdsa-|sk-)/;

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Duplex } from 'node:stream';
 import { Client, type ClientChannel } from 'ssh2';
-import { PtError } from '../../driver/errors.js';
+import { PtError } from '../../driver/base/errors.js';
 import { SshError } from './errors.js';
 
 /** Where and as whom to connect. */

@@ -3,8 +3,8 @@
 // virtio-serial port (docs/design.md "ssh"). Physical memory is the module's buffers, read and
 // written through the helper (there is no shared RAM file on a remote machine).
 import type { Duplex } from 'node:stream';
-import { HelperChannel } from '../qemu/helper-chan.js';
-import { HelperTarget } from '../qemu/helper-target.js';
+import { HelperChannel } from '../link/helper-chan.js';
+import { HelperTarget } from '../link/helper-target.js';
 import { SshClient, type SshConfig } from './ssh-client.js';
 
 /** How to reach the helper. */

@@ -6,7 +6,7 @@ import { PacketDecoder } from '../../driver/decode/decoder.js';
 import { encodePacket, PacketWriter } from '../../driver/decode/encode.js';
 import type { Packet, PacketType } from '../../driver/decode/packet.js';
 import { toPacket } from '../../driver/decode/record.js';
-import { PtError } from '../../driver/errors.js';
+import { PtError } from '../../driver/base/errors.js';
 import { ARBITRARIES } from './arbitrary.js';
 import { jsonLines, PSB } from './helpers.js';
 

@@ -3,7 +3,7 @@
 // ToPA PMI pending across the switch, with and without PMI preservation.
 import { describe, expect, test } from 'vitest';
 import { ContextSwitcher } from '../../driver/context-switch.js';
-import { UnsupportedError } from '../../driver/errors.js';
+import { UnsupportedError } from '../../driver/base/errors.js';
 import type { TraceRequest } from '../../driver/request.js';
 import { TraceSession } from '../../driver/session.js';
 import { ops, pump, rig } from './rig.js';
@@ -97,7 +97,7 @@ describe('XSAVES switching (docs/sdm/xsave.md §2–§3)', () => {
 
 describe('a ToPA PMI pending across the switch', () => {
   test('with preservation: ignored while switched out, raised again by XRSTORS, then handled and cleared', async () => {
-    const { r, s } = await started('full', { pmiPreservation: true });
+    const { r, s } = await started('full', { InjectPsbPmiOnEnable: true });
     await pump(r, undefined, 8192 + 100); // INT region filled: PMI delivered, not yet handled
     const ev = r.pending.shift()!;
     const cs = new ContextSwitcher(s.io, s.probed.caps, 'xsaves', []);

@@ -8,7 +8,7 @@ import { SimTarget } from '../../harness/sim/sim-target.js';
 import { generateWorkload } from '../../harness/sim/workload/index.js';
 
 const req = (switching: 'xsaves' | 'manual'): TraceRequest => ({
-  output: { scheme: 'topa', policy: 'grow', regionSize: 4096, regions: 3 }, switching, tsc: true, mtc: { freq: 0 },
+  output: { scheme: 'topa', policy: 'grow', regionSize: 4096, regions: 3 }, switching, TSCEn: true, MTCFreq: 0,
 });
 
 async function twoContexts(profile: 'full' | 'skylake', switching: 'xsaves' | 'manual') {

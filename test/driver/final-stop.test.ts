@@ -66,7 +66,7 @@ describe('STATUS.Stopped at the final stop', () => {
 
   test('with PMI preservation, a PendTopaPMI left at the final stop is cleared', async () => {
     await using sim = await SimTarget.create({ profile: 'full', trace: { flushBytes: 256 } });
-    const s = await TraceSession.open(sim, { ...stopReq, pmiPreservation: true });
+    const s = await TraceSession.open(sim, { ...stopReq, InjectPsbPmiOnEnable: true });
     try {
       await s.start();
       {

@@ -83,27 +83,27 @@ describe('handler steps', () => {
 
 describe('PMI preservation (docs/sdm/output.md §7.4)', () => {
   test('a PMI handled with TraceEn=1 clears PendTopaPMI', async () => {
-    const { r, s, ev } = await withPendingPmi('full', { pmiPreservation: true });
+    const { r, s, ev } = await withPendingPmi('full', { InjectPsbPmiOnEnable: true });
     const before = r.sim.unit(0).status & PEND_TOPA_PMI;
     await s.onEvent(ev);
     expect([before, r.sim.unit(0).status & PEND_TOPA_PMI]).toEqual([PEND_TOPA_PMI, 0n]);
   });
   test('PendTopaPMI is cleared before the LVT is unmasked', async () => {
-    const { r, s, ev } = await withPendingPmi('full', { pmiPreservation: true });
+    const { r, s, ev } = await withPendingPmi('full', { InjectPsbPmiOnEnable: true });
     const mark = r.target.lines.length;
     await s.onEvent(ev);
     const o = ops(r, mark);
     expect(o.indexOf('wrmsr 0x571')).toBeLessThan(o.indexOf('pmi-enable'));
   });
   test('a PMI taken with TraceEn=0 is acked, the LVT unmasked, and nothing else', async () => {
-    const { r, s, ev } = await withPendingPmi('full', { pmiPreservation: true });
+    const { r, s, ev } = await withPendingPmi('full', { InjectPsbPmiOnEnable: true });
     await r.sim.wrmsr(0, 0x570, ev.ctl & ~1n); // switched out before the PMI was taken
     const mark = r.target.lines.length;
     await s.onEvent({ ...ev, ctl: ev.ctl & ~1n });
     expect([ops(r, mark), s.pmis[0]!.action]).toEqual([['wrmsr 0x390', 'pmi-enable'], 'ignored-preserved']);
   });
   test('a PMI taken with TraceEn=0 leaves PendTopaPMI at 1', async () => {
-    const { r, s, ev } = await withPendingPmi('full', { pmiPreservation: true });
+    const { r, s, ev } = await withPendingPmi('full', { InjectPsbPmiOnEnable: true });
     await r.sim.wrmsr(0, 0x570, ev.ctl & ~1n);
     await s.onEvent({ ...ev, ctl: ev.ctl & ~1n });
     expect(r.sim.unit(0).status & PEND_TOPA_PMI).toBe(PEND_TOPA_PMI);

@@ -76,7 +76,7 @@ describe('traceRun', () => {
     expect([res.switches > 0, Buffer.from(res.stream).equals(Buffer.from(r.fed)), res.ledger.lost]).toEqual([true, true, []]);
   });
   test('with PMI preservation and XSAVES switching the run is still lossless', async () => {
-    const { r, res } = await run({ ...grow, switching: 'xsaves', pmiPreservation: true }, 30_000, { sliceBranches: 100, profile: 'full' });
+    const { r, res } = await run({ ...grow, switching: 'xsaves', InjectPsbPmiOnEnable: true }, 30_000, { sliceBranches: 100, profile: 'full' });
     expect([Buffer.from(res.stream).equals(Buffer.from(r.fed)), res.ledger.lost, r.sim.unit(0).status & (1n << 7n)]).toEqual([true, [], 0n]);
   });
   test('regions and tables are freed after the run', async () => {

@@ -2,7 +2,7 @@
 // written by hand from docs/sdm/output.md §4.2 (END=bit 0, INT=bit 2, STOP=bit 4, Size 9:6), §4.5
 // (skid guard: no INT on the last entry before END/STOP) and §4.6 (single-entry).
 import { describe, expect, test } from 'vitest';
-import { AllocationError } from '../../driver/errors.js';
+import { AllocationError } from '../../driver/base/errors.js';
 import type { TopaPolicy } from '../../driver/request.js';
 import { TraceSession } from '../../driver/session.js';
 import { TopaManager } from '../../driver/topa/manager.js';

@@ -1,7 +1,7 @@
 // RecordingTarget (docs/design.md transcript.jsonl): one line per access in order, batches expanded,
 // faults recorded with the fault text.
 import { describe, expect, test } from 'vitest';
-import { GeneralProtectionError } from '../../driver/errors.js';
+import { GeneralProtectionError } from '../../driver/hw/cpu-fault.js';
 import { END, INT, rig, STOP } from './rig.js';
 
 describe('RecordingTarget', () => {

@@ -9,7 +9,7 @@ import { buildPtflow, ptflow } from '../../harness/bench/libipt-flow-tool.js';
 import { LibiptToolsError } from '../../harness/bench/libipt-tools.js';
 import type { FlowOptions } from '../../driver/decode/flow/flow-decoder.js';
 import type { Packet } from '../../driver/decode/packet.js';
-import { flowBenchInput } from '../../driver/decode/flow/bench.js';
+import { flowBenchInput } from '../../harness/bench/flow-bench.js';
 import { flow, images, ipPkt, MODE64, psbOn, psbThenPge, tnt, trace } from './helpers.js';
 
 let exe: string | undefined;

@@ -1,6 +1,6 @@
 // CPUID dumps of docs/sdm/cpuid.md §6/§7 as readers, and the PtCaps profiles the
 // hw tests use. Register values are copied from the spec tables by hand.
-import { PtError } from '../../driver/errors.js';
+import { PtError } from '../../driver/base/errors.js';
 import { decodePtCaps, type CpuidReader, type CpuidRegs, type PtCaps } from '../../driver/hw/cpuid.js';
 
 const INTEL = { ebx: 0x756e_6547, edx: 0x4965_6e69, ecx: 0x6c65_746e }; // "GenuineIntel"

@@ -3,6 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import { rdmsrProblem, wrmsrProblem, type MsrQuirks, type WrmsrContext } from '../../driver/hw/validate.js';
 import type { PtCaps } from '../../driver/hw/cpuid.js';
+import { errataOf } from '../../driver/hw/errata.js';
 import { CAPS, caps, NO_PT_BIT, type ProfileName } from './fixtures.js';
 
 const CTL = 0x570, STATUS = 0x571, OUTPUT_BASE = 0x560, MASK_PTRS = 0x561, CR3_MATCH = 0x572;
@@ -10,7 +11,9 @@ const ADDR0_A = 0x580, ADDR1_B = 0x583, ADDR2_A = 0x584, ADDR3_B = 0x587;
 const TraceEn = 0x1n, OS = 0x4n, User = 0x8n, ToPA = 0x100n, BranchEn = 0x2000n, FabricEn = 0x40n;
 const RUNNING = TraceEn | OS | ToPA | BranchEn; // 0x2105
 
-const QUIRKS: Record<string, MsrQuirks> = { bdw: { branchEnRequired: true }, qemu: { kvm: true } };
+const QUIRKS: Record<string, MsrQuirks> = { qemu: { kvm: true } };
+/** Broadwell's errata (driver/hw/errata.ts, family 6 model 0x4F). */
+const BDW_ERRATA = errataOf({ family: 6, model: 0x4f, stepping: 1 });
 function ctx(profile: ProfileName, extra: Partial<WrmsrContext> = {}): WrmsrContext {
   return { caps: CAPS[profile], ctl: 0n, ...extra };
 }
@@ -196,18 +199,20 @@ describe('CTL rule 9: TraceEn=1 in VMX operation with IA32_VMX_MISC[14] = 0', ()
   });
 });
 
-describe('BDM106 (Broadwell quirk): TraceEn=1 requires BranchEn=1', () => {
+describe('BDM106 (Broadwell erratum): TraceEn=1 requires BranchEn=1', () => {
   test('TraceEn with BranchEn=0 raises #GP', () => {
-    expect(rule(CTL, TraceEn | OS | ToPA, ctx('bdw', { quirks: QUIRKS.bdw }))).toBe('BDM106');
+    expect(rule(CTL, TraceEn | OS | ToPA, ctx('bdw', { errata: BDW_ERRATA }))).toBe('BDM106');
+    expect(wrmsrProblem(CTL, TraceEn | OS | ToPA, ctx('bdw', { errata: BDW_ERRATA }))?.reason).toBe('erratum BDM106: TraceEn=1 and BranchEn=0');
   });
   test('TraceEn with BranchEn=1 is legal', () => {
-    expect(rule(CTL, RUNNING, ctx('bdw', { quirks: QUIRKS.bdw }))).toBeUndefined();
+    expect(rule(CTL, RUNNING, ctx('bdw', { errata: BDW_ERRATA }))).toBeUndefined();
   });
-  test('without the quirk BranchEn=0 is legal', () => {
+  test('without the erratum BranchEn=0 is legal', () => {
     expect(rule(CTL, TraceEn | OS | ToPA, ctx('bdw'))).toBeUndefined();
+    expect(rule(CTL, TraceEn | OS | ToPA, ctx('bdw', { errata: errataOf({ family: 6, model: 0x5e, stepping: 3 }) }))).toBeUndefined();
   });
   test('TraceEn=0 with BranchEn=0 is legal', () => {
-    expect(rule(CTL, OS | ToPA, ctx('bdw', { quirks: QUIRKS.bdw }))).toBeUndefined();
+    expect(rule(CTL, OS | ToPA, ctx('bdw', { errata: BDW_ERRATA }))).toBeUndefined();
   });
 });
 

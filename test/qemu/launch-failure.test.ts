@@ -3,7 +3,7 @@ import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { TargetError } from '../../harness/qemu/errors.js';
+import { TargetError } from '../../harness/link/errors.js';
 import { findOnPath, QEMU_BINARY } from '../../harness/qemu/images.js';
 import { QemuVm } from '../../harness/qemu/vm.js';
 import type { QemuConfig } from '../../harness/qemu/config.js';

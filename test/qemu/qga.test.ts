@@ -1,7 +1,8 @@
 // The guest-agent client against a fake agent: no greeting, no ids, 0xFF-delimited sync.
 import type { Socket } from 'node:net';
 import { describe, expect, test } from 'vitest';
-import { QmpError, TargetError } from '../../harness/qemu/errors.js';
+import { QmpError } from '../../harness/qemu/errors.js';
+import { TargetError } from '../../harness/link/errors.js';
 import { QgaClient } from '../../harness/qemu/qga.js';
 import { FakeEndpoint, reply, type Json } from './fakes.js';
 

@@ -1,7 +1,8 @@
 // The QMP client against a fake QMP server.
 import { describe, expect, test } from 'vitest';
-import { PtError } from '../../driver/errors.js';
-import { QmpError, StateError, TargetError } from '../../harness/qemu/errors.js';
+import { PtError } from '../../driver/base/errors.js';
+import { QmpError } from '../../harness/qemu/errors.js';
+import { StateError, TargetError } from '../../harness/link/errors.js';
 import { QmpClient } from '../../harness/qemu/qmp.js';
 import { FakeEndpoint, GREETING, reply, type Json } from './fakes.js';
 import type { Socket } from 'node:net';

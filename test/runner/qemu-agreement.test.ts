@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { TranscriptLine } from '../../driver/target.js';
-import { relocateTranscript } from '../../harness/qemu/pt-model/relocate.js';
+import { relocateTranscript } from '../../harness/hybrid/relocate.js';
 import type { ResultJson } from '../../harness/report/result.js';
 import { runScenario } from '../../harness/runner/run-scenario.js';
 import { openSuiteTarget, type SuiteTarget } from '../../harness/runner/suite-target.js';

@@ -5,7 +5,7 @@
 // a bug in one of them (a shared table would hide it: docs/design.md). The one
 // intended divergence is listed below and asserted as such.
 import { describe, expect, test } from 'vitest';
-import { GeneralProtectionError } from '../../driver/errors.js';
+import { GeneralProtectionError } from '../../driver/hw/cpu-fault.js';
 import { wrmsrProblem, type MsrQuirks } from '../../driver/hw/validate.js';
 import { capsOf, getProfile, PROFILE_NAMES, type CpuProfile } from '../../harness/sim/profiles.js';
 import { SimTarget } from '../../harness/sim/sim-target.js';
@@ -36,7 +36,7 @@ function randomValue(next: () => number): bigint {
 }
 
 function quirksOf(p: CpuProfile): MsrQuirks {
-  return { branchEnRequired: p.quirks.has('BDM106'), kvm: p.quirks.has('KVM_CTL_BITMASK') };
+  return { kvm: p.quirks.has('KVM_CTL_BITMASK') };
 }
 
 /** KVM does not check CR3_MATCH[4:0] (docs/sdm/msrs.md §7); the driver's pre-flight stays SDM-strict. */
@@ -62,7 +62,7 @@ describe.each(PROFILE_NAMES)('profile %s', (name) => {
         ctl = 0x2009n | (caps.singleRangeOutput ? 0n : 0x100n);
         await t.wrmsr(0, 0x570, ctl);
       }
-      const expected = wrmsrProblem(msr, value, { caps, ctl, quirks: quirksOf(profile) });
+      const expected = wrmsrProblem(msr, value, { caps, ctl, errata: profile.errata, quirks: quirksOf(profile) });
       let fault: GeneralProtectionError | undefined;
       try {
         await t.wrmsr(0, msr, value);

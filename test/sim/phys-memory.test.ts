@@ -1,7 +1,7 @@
 // SparsePhysMemory: size-aligned, zero-filled allocation, sparse pages, typed errors
 // (driver/target.ts PhysMemory).
 import { describe, expect, test } from 'vitest';
-import { AllocationError, PtError } from '../../driver/errors.js';
+import { AllocationError, PtError } from '../../driver/base/errors.js';
 import { SparsePhysMemory } from '../../harness/sim/phys-memory.js';
 
 const mem = () => new SparsePhysMemory({ ramSize: 64 * 2 ** 20, maxContiguous: 4 * 2 ** 20 });

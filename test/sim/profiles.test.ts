@@ -1,7 +1,7 @@
 // CPU profiles: raw CPUID values from docs/sdm/cpuid.md §6–§7 and docs/prior-art.md §5, written by hand.
 import { describe, expect, test } from 'vitest';
-import { PtError } from '../../driver/errors.js';
-import { capsOf, cpuidOf, getProfile, PROFILE_NAMES, PROFILES, type ProfileName } from '../../harness/sim/profiles.js';
+import { PtError } from '../../driver/base/errors.js';
+import { capsOf, cpuidOf, getProfile, PROFILE_NAMES, PROFILES, withLeaves, type ProfileName } from '../../harness/sim/profiles.js';
 
 const regs = (p: ProfileName, leaf: number, sub = 0) => cpuidOf(PROFILES[p], leaf, sub);
 
@@ -75,8 +75,23 @@ describe('descriptions and quirks', () => {
   ] as const)('$p: description says "synthetic" = $synthetic', ({ p, synthetic }) => {
     expect([PROFILES[p].synthetic, /synthetic/i.test(PROFILES[p].description)]).toEqual([synthetic, synthetic]);
   });
-  test('broadwell carries BDM106', () => {
-    expect(PROFILES.broadwell.quirks.has('BDM106')).toBe(true);
+  test('broadwell (06_4F stepping 1 in CPUID.1:EAX) has erratum BDM106 and no quirk', () => {
+    expect([cpuidOf(PROFILES.broadwell, 1, 0).eax, PROFILES.broadwell.errata.has('BDM106'), PROFILES.broadwell.quirks.size]).toEqual([0x406f1, true, 0]);
+  });
+  test.for([
+    { p: 'broadwell', errata: ['BDM106', 'BDW-SINGLE-TOPA', 'BDM70', 'BDM64'] },
+    { p: 'skylake', errata: ['BDM70', 'SKD007', 'SKD022', 'SKD010', 'SKL014', 'SKL168'] },
+    { p: 'icelake', errata: ['BDM70', 'SKD022', 'SKL014', 'SKZ84'] },
+    { p: 'sapphire-rapids', errata: ['BDM70', 'SKD022', 'SKL014', 'SKZ84'] },
+    { p: 'full', errata: [] },
+  ] as const)('$p has the errata of its family/model: $errata', ({ p, errata }) => {
+    expect([...PROFILES[p].errata]).toEqual(errata);
+  });
+  test('the errata follow the signature in CPUID.1:EAX, not the profile', () => {
+    const asBroadwell = withLeaves(PROFILES.skylake, 'skylake-as-0x3d', [{ leaf: 1, regs: { ...cpuidOf(PROFILES.skylake, 1, 0), eax: 0x306d4 } }]);
+    expect([asBroadwell.family, asBroadwell.model, asBroadwell.stepping, asBroadwell.errata.has('BDM106')]).toEqual([6, 0x3d, 4, true]);
+    const notIntel = withLeaves(PROFILES.broadwell, 'broadwell-not-intel', [{ leaf: 0, regs: { eax: 0x14, ebx: 0x6874_7541, ecx: 0x444d_4163, edx: 0x6974_6e65 } }]);
+    expect(notIntel.errata.size).toBe(0);
   });
   test('kvm-guest carries the KVM #GP rules', () => {
     expect([...PROFILES['kvm-guest'].quirks].sort()).toEqual(['KVM_CR3_MATCH_LAX', 'KVM_CTL_BITMASK', 'KVM_STATUS_MASK', 'KVM_VMX_CTL']);

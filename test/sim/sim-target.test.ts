@@ -1,6 +1,6 @@
 // SimTarget specifics beyond the shared contract.
 import { describe, expect, test } from 'vitest';
-import { GeneralProtectionError } from '../../driver/errors.js';
+import { GeneralProtectionError } from '../../driver/hw/cpu-fault.js';
 import { SimTarget } from '../../harness/sim/sim-target.js';
 
 const workload = { name: 'w', image: new Uint8Array([0xc3]), base: 0x1000_0000n, entry: 0x1000_0000n };

@@ -1,6 +1,6 @@
 // The bench entry runs and reports positive rates (its speed is never asserted).
 import { expect, test } from 'vitest';
-import { benchGenerator } from '../../harness/sim/trace/bench.js';
+import { benchGenerator } from '../../harness/bench/generator-bench.js';
 
 test('benchGenerator reports branch and byte rates', () => {
   const r = benchGenerator(80_000);

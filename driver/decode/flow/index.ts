@@ -4,4 +4,3 @@ export { ImageSet, InsnTable, parseImageArg, type ImageSpec, type ImageLookup, t
 export { RetStack, RET_STACK_DEPTH } from './ret-stack.js';
 export { FlowRecord, flowJsonLine, flowTextLine, type FlowRecordKind, type FlowErrorCode, type GapReason } from './record.js';
 export { FlowDecoder, flowLines, type FlowOptions, type FlowLoss, type FlowStats } from './flow-decoder.js';
-export { benchFlow, flowBenchInput, type FlowBenchResult } from './bench.js';

@@ -24,12 +24,11 @@
 // "skip" with its reason). Exit 0 when nothing failed, 1 when a verdict is "fail", 2 for bad input
 // (then nothing is written), 3 when the target is unavailable or refuses (no QEMU, no image, no
 // PT, SSH failed), 130 when interrupted.
-import { PtError } from '../../../driver/errors.js';
+import { PtError } from '../../../driver/base/errors.js';
 import { driverFault, type DriverFault } from '../../../driver/faults.js';
 import type { AccelRequest } from '../../qemu/accel.js';
-import type { PtMode } from '../../qemu/qemu-target.js';
 import { TargetUnavailableError } from '../../runner/suite-target.js';
-import { checkProfile, checkTarget, type TargetReach } from '../../runner/targets.js';
+import { checkProfile, checkTarget, type PtMode, type TargetReach } from '../../runner/targets.js';
 import type { KeepRuns } from '../../runner/run-scenario.js';
 import { runSuite, type SuiteOutcome, type SuitePlan } from '../../runner/suite.js';
 import { knob, type KnobName } from '../../sim/knobs/knobs.js';

@@ -13,7 +13,7 @@ import { ipFromBigInt, MODE_16, MODE_32, MODE_64, type ExecMode } from '../trace
 import type { PacketGenerator } from '../trace/generator.js';
 import { B_OTHER, type PackedPath } from '../trace/packed-path.js';
 import { packedPath } from './packed-model.js';
-import { assertNever } from '../../../driver/decode/packet.js';
+import { assertNever } from '../../../driver/base/assert-never.js';
 
 /** Why `run` returned. */
 export type StopReason = 'pmi' | 'slice' | 'exit';

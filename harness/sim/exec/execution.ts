@@ -3,7 +3,7 @@
 // the next event (docs/design.md "How the model runs"). Every event is yielded
 // with the CPU in the driver's untraced handler and the generator flushed,
 // so nothing is written to memory between an event and the next pull.
-import { PtError, throwIfAborted } from '../../../driver/errors.js';
+import { PtError, throwIfAborted } from '../../../driver/base/errors.js';
 import type { Execution, TargetEvent } from '../../../driver/target.js';
 import { TRACE_TOPA_PMI as TOPA_PMI } from '../../../driver/hw/msrs.js';
 import { MSR } from '../msr-addresses.js';

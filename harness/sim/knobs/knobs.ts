@@ -3,7 +3,9 @@
 // must turn its verdict to "fail". A knob either contributes SimTarget options
 // or is wired into a freshly created SimTarget through its model-only API
 // (unit(), output(), trace()); none of them is ever on by default.
-import { PtError } from '../../../driver/errors.js';
+import { PtError } from '../../../driver/base/errors.js';
+import { fieldMask } from '../../../driver/hw/field.js';
+import { IA32_RTIT_CTL } from '../../../driver/hw/msrs.js';
 import type { SimTarget, SimTargetOptions } from '../sim-target.js';
 
 /** The knobs the model honours. */
@@ -68,11 +70,10 @@ interface KnobDef {
   readonly apply?: (sim: SimTarget, cpu: number) => void;
 }
 
-const bit = (n: number): bigint => 1n << BigInt(n);
-// IA32_RTIT_CTL bits (docs/sdm/msrs.md §3.1).
-const OS = bit(2), CR3FILTER = bit(7), MTCEN = bit(9), TSCEN = bit(10), DISRETC = bit(11), PTWEN = bit(12), BRANCHEN = bit(13);
-const DISTNT = bit(55), INJECT_PSB_PMI = bit(56);
-const ADDR_CFG = 0xffffn << 32n, PSBFREQ = 0xfn << 24n;
+// IA32_RTIT_CTL fields by their SDM names, from the field table (docs/sdm/msrs.md §3.1).
+const CTL = IA32_RTIT_CTL;
+const ADDR_CFG = CTL.encode({ ADDR0_CFG: 0xf, ADDR1_CFG: 0xf, ADDR2_CFG: 0xf, ADDR3_CFG: 0xf });
+const PSBFREQ = fieldMask(CTL.fields.PSBFreq);
 
 /** The generator sees CTL as `f(ctl)` at every TraceEn 0→1; the MSR file keeps the real value. */
 function generatorCtl(f: (ctl: bigint) => bigint): KnobDef['apply'] {
@@ -185,23 +186,23 @@ export const KNOBS: Readonly<Record<KnobName, KnobDef>> = {
     summary: 'the internal buffer never overflows',
     options: (o) => ({ trace: { ...o.trace, buffer: undefined } }),
   },
-  'ignore-cr3filter': { summary: 'the generator ignores CTL.CR3Filter', apply: generatorCtl((c) => c & ~CR3FILTER) },
+  'ignore-cr3filter': { summary: 'the generator ignores CR3Filter', apply: generatorCtl((c) => c & ~CTL.encode({ CR3Filter: true })) },
   'ignore-addr-cfg': { summary: 'the generator ignores ADDRn_CFG', apply: generatorCtl((c) => c & ~ADDR_CFG) },
-  'ignore-disretc': { summary: 'the generator ignores CTL.DisRETC', apply: generatorCtl((c) => c & ~DISRETC) },
-  'force-branchen': { summary: 'the generator emits branches although BranchEn=0', apply: generatorCtl((c) => c | BRANCHEN) },
-  'force-os': { summary: 'the generator traces CPL 0 although OS=0', apply: generatorCtl((c) => c | OS) },
+  'ignore-disretc': { summary: 'the generator ignores DisRETC', apply: generatorCtl((c) => c & ~CTL.encode({ DisRETC: true })) },
+  'force-branchen': { summary: 'the generator emits branches although BranchEn=0', apply: generatorCtl((c) => c | CTL.encode({ BranchEn: true })) },
+  'force-os': { summary: 'the generator traces CPL 0 although OS=0', apply: generatorCtl((c) => c | CTL.encode({ OS: true })) },
   'wrong-psbfreq': {
     summary: 'the generator uses PSBFreq + 3',
-    apply: generatorCtl((c) => (c & ~PSBFREQ) | ((((c & PSBFREQ) >> 24n) + 3n) & 0xfn) << 24n),
+    apply: generatorCtl((c) => (c & ~PSBFREQ) | CTL.encode({ PSBFreq: (CTL.decode(c).PSBFreq + 3) & 0xf })),
   },
-  'ignore-timing': { summary: 'the generator ignores TSCEn and MTCEn', apply: generatorCtl((c) => c & ~(TSCEN | MTCEN)) },
-  'ignore-ptwen': { summary: 'the generator ignores PTWEn', apply: generatorCtl((c) => c & ~PTWEN) },
-  'ignore-distnt': { summary: 'the generator ignores DisTNT', apply: generatorCtl((c) => c & ~DISTNT) },
+  'ignore-timing': { summary: 'the generator ignores TSCEn and MTCEn', apply: generatorCtl((c) => c & ~CTL.encode({ TSCEn: true, MTCEn: true })) },
+  'ignore-ptwen': { summary: 'the generator ignores PTWEn', apply: generatorCtl((c) => c & ~CTL.encode({ PTWEn: true })) },
+  'ignore-distnt': { summary: 'the generator ignores DisTNT', apply: generatorCtl((c) => c & ~CTL.encode({ DisTNT: true })) },
   'top-half-skips-ack': {
     summary: 'the PMI top half says it acknowledged GLOBAL_STATUS[55] but did not',
     options: (o) => ({ topHalf: { ack: true, clearTraceEn: o.topHalf?.clearTraceEn ?? false, lieAboutAck: true } }),
   },
-  'no-psb-preservation': { summary: 'the generator ignores InjectPsbPmiOnEnable (no PendPSB)', apply: generatorCtl((c) => c & ~INJECT_PSB_PMI) },
+  'no-psb-preservation': { summary: 'the generator ignores InjectPsbPmiOnEnable (no PendPSB)', apply: generatorCtl((c) => c & ~CTL.encode({ InjectPsbPmiOnEnable: true })) },
   'ctl-hides-traceen': {
     summary: 'RDMSR IA32_RTIT_CTL reads TraceEn=0 while tracing',
     apply: (sim, cpu) => {

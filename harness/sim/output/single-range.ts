@@ -1,6 +1,6 @@
 // Single-range output (docs/sdm/output.md §3): one circular physical range,
 // base & ~mask, offset & mask; no interrupt, no STOP, no "full".
-import { PtError } from '../../../driver/errors.js';
+import { PtError } from '../../../driver/base/errors.js';
 import type { MsrFile } from '../msr-file.js';
 import type { SyncPhysMemory } from './sync-phys.js';
 

@@ -3,7 +3,7 @@
 // TraceStop), the maximum-table wrap,
 // the §4.7 operational errors, single-entry (MENTRY=0) CPUs with their early
 // PMI, and the entry cache knob (§4.8).
-import { PtError } from '../../../driver/errors.js';
+import { PtError } from '../../../driver/base/errors.js';
 import type { MsrFile } from '../msr-file.js';
 import type { SyncPhysMemory } from './sync-phys.js';
 import { decodeTopaEntry, regionSize, topaEntryError, type TopaEntry, type TopaErrorRule } from './topa-entry.js';

@@ -14,33 +14,39 @@ export interface Ranges {
   readonly b: readonly number[];
 }
 
-/** Everything the generator needs from the RTIT MSRs. */
+/**
+ * Everything the generator needs from the RTIT MSRs. A register field keeps its SDM name (the
+ * field table's, driver/hw/msrs.ts); what the generator derives from fields is in lower case.
+ */
 export interface TraceConfig {
-  readonly os: boolean;
-  readonly user: boolean;
-  readonly branchEn: boolean;
-  readonly cr3Filter: boolean;
+  readonly OS: boolean;
+  readonly User: boolean;
+  readonly BranchEn: boolean;
+  readonly CR3Filter: boolean;
   /** CR3_MATCH bits 63:12 as a number (compared with CR3 bits 63:12, docs/sdm/README.md §3.2). */
   readonly cr3MatchPfn: number;
-  readonly disRETC: boolean;
-  readonly disTNT: boolean;
-  readonly tscEn: boolean;
-  readonly mtcEn: boolean;
-  readonly mtcFreq: number;
-  readonly cycEn: boolean;
+  readonly DisRETC: boolean;
+  readonly DisTNT: boolean;
+  readonly TSCEn: boolean;
+  readonly MTCEn: boolean;
+  readonly MTCFreq: number;
+  /** CTL.CYCEn, honoured only with L14.0.EBX[1]. */
+  readonly CYCEn: boolean;
   /** Minimum cycles between CYCs: 0 for CycThresh=0, else 2^(CycThresh−1) (docs/sdm/msrs.md §3.2). */
   readonly cycMin: number;
   /** PSB period in bytes: 2K << PSBFreq (docs/sdm/msrs.md §3.2). */
   readonly psbPeriod: number;
-  readonly ptwEn: boolean;
-  readonly fupOnPtw: boolean;
-  readonly injectPsbPmiOnEnable: boolean;
+  readonly PTWEn: boolean;
+  readonly FUPonPTW: boolean;
+  readonly InjectPsbPmiOnEnable: boolean;
   readonly filter: Ranges;
   readonly stop: Ranges;
-  readonly stopped: boolean;
-  readonly error: boolean;
-  readonly pendPsb: boolean;
-  readonly packetByteCnt: number;
+  /** STATUS fields. */
+  readonly Stopped: boolean;
+  readonly Error: boolean;
+  readonly PendPSB: boolean;
+  /** STATUS.PacketByteCnt (0 without L14.0.EBX[1]). */
+  readonly PacketByteCnt: number;
 }
 
 /** Decodes the register values; `fixedPsbPeriod` replaces PSBFreq on CPUs without L14.0.EBX[1]. */
@@ -59,16 +65,16 @@ export function decodeTraceConfig(regs: RtitRegs, psbCyc: boolean, fixedPsbPerio
     return { a, b };
   };
   return {
-    os: c.OS, user: c.User, branchEn: c.BranchEn, cr3Filter: c.CR3Filter,
+    OS: c.OS, User: c.User, BranchEn: c.BranchEn, CR3Filter: c.CR3Filter,
     cr3MatchPfn: Number((regs.cr3Match ?? 0n) >> 12n),
-    disRETC: c.DisRETC, disTNT: c.DisTNT,
-    tscEn: c.TSCEn, mtcEn: c.MTCEn, mtcFreq: c.MTCFreq,
-    cycEn: psbCyc && c.CYCEn, cycMin: c.CycThresh === 0 ? 0 : 2 ** (c.CycThresh - 1),
+    DisRETC: c.DisRETC, DisTNT: c.DisTNT,
+    TSCEn: c.TSCEn, MTCEn: c.MTCEn, MTCFreq: c.MTCFreq,
+    CYCEn: psbCyc && c.CYCEn, cycMin: c.CycThresh === 0 ? 0 : 2 ** (c.CycThresh - 1),
     psbPeriod: psbCyc ? 2048 * 2 ** c.PSBFreq : fixedPsbPeriod,
-    ptwEn: c.PTWEn, fupOnPtw: c.FUPonPTW, injectPsbPmiOnEnable: c.InjectPsbPmiOnEnable,
+    PTWEn: c.PTWEn, FUPonPTW: c.FUPonPTW, InjectPsbPmiOnEnable: c.InjectPsbPmiOnEnable,
     filter: pick(ADDR_CFG_FILTER), stop: pick(ADDR_CFG_TRACESTOP),
-    stopped: s.Stopped, error: s.Error, pendPsb: s.PendPSB,
-    packetByteCnt: psbCyc ? s.PacketByteCnt : 0,
+    Stopped: s.Stopped, Error: s.Error, PendPSB: s.PendPSB,
+    PacketByteCnt: psbCyc ? s.PacketByteCnt : 0,
   };
 }
 

@@ -35,7 +35,7 @@ export abstract class PacketEmitter {
   private tntCycle = 0;
 
   // CYC (docs/sdm/packets.md §3.11): CYCEn, minimum spacing (≥ 1: one CYC per cycle), last CYC time.
-  protected cycEn = false;
+  protected CYCEn = false;
   protected cycMin = 1;
   protected lastCyc = 0;
 
@@ -62,7 +62,7 @@ export abstract class PacketEmitter {
 
   /** Writes the pending results as one TNT-8: stop bit above N results, oldest highest (§3.2). */
   protected writeTnt(): void {
-    if (this.cycEn) this.cyc(this.tntCycle);   // a CYC before a TNT times its first branch
+    if (this.CYCEn) this.cyc(this.tntCycle);   // a CYC before a TNT times its first branch
     if (this.pos + 1 > this.limit) this.makeRoom(1);
     this.buf[this.pos++] = ((1 << this.tntN) | this.tntBits) << 1;
     this.tntBits = 0;
@@ -96,7 +96,7 @@ export abstract class PacketEmitter {
   /** An IP packet (TIP/TIP.PGE/TIP.PGD/FUP opcode) with the model's compression policy (§5). */
   protected ipPacket(opc: number, ip: number): void {
     if (this.tntN !== 0) this.writeTnt();
-    if (this.cycEn && opc !== O.OPC_FUP) this.cyc(this.cycles);
+    if (this.CYCEn && opc !== O.OPC_FUP) this.cyc(this.cycles);
     const lo = ip >>> 0;
     const hi = Math.floor(ip / TWO32);
     const canon48 = hi >= -32768 && hi < 32768;
@@ -129,7 +129,7 @@ export abstract class PacketEmitter {
   /** An IP packet with IPBytes = 000 (suppressed): LastIP is not changed (§5). */
   protected ipSuppressed(opc: number): void {
     if (this.tntN !== 0) this.writeTnt();
-    if (this.cycEn && opc !== O.OPC_FUP) this.cyc(this.cycles);
+    if (this.CYCEn && opc !== O.OPC_FUP) this.cyc(this.cycles);
     if (this.pos + 1 > this.limit) this.makeRoom(1);
     this.buf[this.pos++] = opc;
   }
@@ -147,7 +147,7 @@ export abstract class PacketEmitter {
   /** PIP with NR=0 for 4-level paging: CR3[51:12] in bytes 3–7, CR3[11:5] = 0 (§3.4). */
   protected pip(cr3: number): void {
     if (this.tntN !== 0) this.writeTnt();
-    if (this.cycEn) this.cyc(this.cycles);
+    if (this.CYCEn) this.cyc(this.cycles);
     if (this.pos + 8 > this.limit) this.makeRoom(8);
     const b = this.buf;
     let p = this.pos;
@@ -173,7 +173,7 @@ export abstract class PacketEmitter {
 
   /** OVF `02 F3` (CYC-eligible; the cycle counter restarts at the OVF: §3.11). */
   protected ovf(): void {
-    if (this.cycEn) this.cyc(this.cycles);
+    if (this.CYCEn) this.cyc(this.cycles);
     if (this.pos + 2 > this.limit) this.makeRoom(2);
     this.buf[this.pos++] = O.EXT; this.buf[this.pos++] = O.EXT_OVF;
     this.lastCyc = this.cycles;
@@ -188,7 +188,7 @@ export abstract class PacketEmitter {
 
   /** TSC `19` + TSC[55:0] (timing, CYC-eligible). */
   protected tscPacket(tsc: number): void {
-    if (this.cycEn) this.cyc(this.cycles);
+    if (this.CYCEn) this.cyc(this.cycles);
     if (this.pos + 8 > this.limit) this.makeRoom(8);
     const b = this.buf;
     b[this.pos++] = O.OPC_TSC;
@@ -209,7 +209,7 @@ export abstract class PacketEmitter {
 
   /** MTC `59 CTC` (timing, CYC-eligible). */
   protected mtc(ctc: number, at: number): void {
-    if (this.cycEn) this.cyc(at);
+    if (this.CYCEn) this.cyc(at);
     if (this.pos + 2 > this.limit) this.makeRoom(2);
     this.buf[this.pos++] = O.OPC_MTC; this.buf[this.pos++] = ctc & 0xff;
   }
@@ -217,7 +217,7 @@ export abstract class PacketEmitter {
   /** PTW with a 4- or 8-byte payload; `ip` = FUPonPTW (a FUP follows) (§3.16). */
   protected ptw(value: bigint, size: 4 | 8, ip: boolean): void {
     if (this.tntN !== 0) this.writeTnt();
-    if (this.cycEn) this.cyc(this.cycles);
+    if (this.CYCEn) this.cyc(this.cycles);
     if (this.pos + 10 > this.limit) this.makeRoom(10);
     const b = this.buf;
     b[this.pos++] = O.EXT;
@@ -229,7 +229,7 @@ export abstract class PacketEmitter {
   /** A two-byte non-timing packet (pending TNT goes first); `eligible` = CYC-eligible. */
   private ext2(b0: number, b1: number, eligible: boolean): void {
     if (this.tntN !== 0) this.writeTnt();
-    if (eligible && this.cycEn) this.cyc(this.cycles);
+    if (eligible && this.CYCEn) this.cyc(this.cycles);
     if (this.pos + 2 > this.limit) this.makeRoom(2);
     this.buf[this.pos++] = b0; this.buf[this.pos++] = b1;
   }

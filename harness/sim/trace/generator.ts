@@ -100,15 +100,15 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
   /** Active truth recorder: null when off or during an overflow. */
   private rec: TruthRecorder | null;
 
-  // Configuration from the RTIT MSRs (decoded at TraceEn 0→1).
+  // Configuration from the RTIT MSRs (decoded at TraceEn 0→1); CTL fields under their SDM names.
   private cfg: TraceConfig | null = null;
-  private os = false;
-  private user = false;
-  private branchEn = false;
-  private cr3Filter = false;
+  private OS = false;
+  private User = false;
+  private BranchEn = false;
+  private CR3Filter = false;
   private cr3MatchPfn = 0;
-  private disRETC = false;
-  private disTNT = false;
+  private DisRETC = false;
+  private DisTNT = false;
   private filter: Ranges = NO_RANGES;
   private stop: Ranges = NO_RANGES;
   private rangesOn = false;
@@ -227,7 +227,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     this.cycles += this.cpb;
     if (taken && this.rangesOn) this.nearRanged(JCC, 'jcc', ip, nextIp, target, false);
     else if (this.packetEn) {
-      if (!this.disTNT) this.tntBit(taken ? 1 : 0);
+      if (!this.DisTNT) this.tntBit(taken ? 1 : 0);
       if (this.rec !== null) this.rec.branch(ip, 'jcc', taken, taken ? target : nextIp);
     }
     if (this.flushedTotal + this.pos >= this.nextCheck || this.cycles >= this.nextTime) this.housekeeping(taken ? target : nextIp);
@@ -238,7 +238,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     this.cycles += this.cpb;
     if (this.rangesOn) this.nearRanged(DIRECT, kind, ip, nextIp, target, zeroLength);
     else if (this.packetEn) {
-      if (kind === 'call' && !zeroLength && !this.disRETC) this.rets.push(nextIp);
+      if (kind === 'call' && !zeroLength && !this.DisRETC) this.rets.push(nextIp);
       if (this.rec !== null) this.rec.branch(ip, kind, undefined, target);
     }
     if (this.flushedTotal + this.pos >= this.nextCheck || this.cycles >= this.nextTime) this.housekeeping(target);
@@ -249,7 +249,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     this.cycles += this.cpb;
     if (this.rangesOn) this.nearRanged(INDIRECT, kind, ip, nextIp, target, false);
     else if (this.packetEn) {
-      if (kind === 'call' && !this.disRETC) this.rets.push(nextIp);
+      if (kind === 'call' && !this.DisRETC) this.rets.push(nextIp);
       this.ipPacket(O.OPC_TIP, target);
       if (this.rec !== null) this.rec.branch(ip, kind, undefined, target);
     }
@@ -269,7 +269,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
 
   /** True when `replayPath` may run: allowed, truth recording off, no IP filter or TraceStop range, CYCEn=0. */
   get replayable(): boolean {
-    return this.replay && this.truth === null && !this.rangesOn && !this.cycEn;
+    return this.replay && this.truth === null && !this.rangesOn && !this.CYCEn;
   }
 
   /**
@@ -293,7 +293,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     const cpi = this.cpi, cpb = this.cpb;
     const rets = this.rets, slots = rets.slots, DEPTH = RET_STACK_DEPTH;
     const buf = this.buf;
-    const disTNT = this.disTNT, disRETC = this.disRETC;
+    const DisTNT = this.DisTNT, DisRETC = this.DisRETC;
     // Every target is in [0, 2^32) and LastIP's upper half is 0 (no post-OVF IP): the inline TIP
     // forms (IPBytes 001/010 against LastIP, §5 policy) are the ones ipPacket would choose.
     const fastTip = base >= 0 && base + offsetMask < TWO32 && !this.postOvf && this.lastHi === 0;
@@ -318,30 +318,30 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
       if (packetEn) {
         let tip = false;
         if (c === cJcc) {
-          if (!disTNT) {
+          if (!DisTNT) {
             bits = (bits << 1) | ((e & takenMask) !== 0 ? 1 : 0);     // tntBit(): a TNT-8 at 6 results (§6)
             if (++nt === 6) { buf[pos++] = ((1 << nt) | bits) << 1; bits = 0; nt = 0; }
           }
         } else if (c === cCall) {
-          if (!disRETC) {                                           // RetStack.push(Next IP) (§7)
+          if (!DisRETC) {                                           // RetStack.push(Next IP) (§7)
             slots[top] = base + landing[2 * land + 1]!;
             top = (top + 1) & (DEPTH - 1);
             if (count < DEPTH) count++;
           }
         } else if (c === cRet) {
           let matched = false;
-          if (!disRETC && count !== 0) {                            // RetStack.popMatches(target)
+          if (!DisRETC && count !== 0) {                            // RetStack.popMatches(target)
             count--;
             top = (top + DEPTH - 1) & (DEPTH - 1);
             matched = slots[top] === target;
           }
           if (!matched) tip = true;
-          else if (!disTNT) {
+          else if (!DisTNT) {
             bits = (bits << 1) | 1;                                 // compressed RET: TNT "1"
             if (++nt === 6) { buf[pos++] = ((1 << nt) | bits) << 1; bits = 0; nt = 0; }
           }
         } else if (c >= cJmpInd) {
-          if (c === cCallInd && !disRETC) {
+          if (c === cCallInd && !DisRETC) {
             slots[top] = base + landing[2 * land + 1]!;
             top = (top + 1) & (DEPTH - 1);
             if (count < DEPTH) count++;
@@ -396,8 +396,8 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
   }
 
   private retPackets(target: number): void {
-    if (!this.disRETC && this.rets.popMatches(target)) {
-      if (!this.disTNT) this.tntBit(1);
+    if (!this.DisRETC && this.rets.popMatches(target)) {
+      if (!this.DisTNT) this.tntBit(1);
     } else {
       this.ipPacket(O.OPC_TIP, target);
     }
@@ -410,10 +410,10 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     const pe1 = this.packetEn;
     const rec = this.rec;
     if (pe0 && pe1) {
-      if (cls === JCC) { if (!this.disTNT) this.tntBit(1); }
+      if (cls === JCC) { if (!this.DisTNT) this.tntBit(1); }
       else if (cls === RET) this.retPackets(target);
       else {
-        if (kind === 'call' && !this.disRETC && !zeroLength) this.rets.push(nextIp);
+        if (kind === 'call' && !this.DisRETC && !zeroLength) this.rets.push(nextIp);
         if (cls === INDIRECT) this.ipPacket(O.OPC_TIP, target);
       }
       if (rec !== null) rec.branch(ip, kind, cls === JCC ? true : undefined, target);
@@ -509,7 +509,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     }
     this.setPacketEn();
     const pe1 = this.packetEn;
-    const pip = this.triggerEn && this.contextEn && this.os;   // model: a PIP on every MOV to CR3 (§3.4)
+    const pip = this.triggerEn && this.contextEn && this.OS;   // model: a PIP on every MOV to CR3 (§3.4)
     if (pe0 && pe1) {
       if (pip) this.pip(cr3);
     } else if (pe0) {
@@ -531,9 +531,9 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
   ptwrite(ip: number, value: bigint, size: 4 | 8, nextIp: number = ip): void {
     this.cycles += this.cpi;
     const cfg = this.cfg;
-    if (cfg !== null && this.triggerEn && this.contextEn && this.filterEn && cfg.ptwEn) {
-      this.ptw(value, size, cfg.fupOnPtw);
-      if (cfg.fupOnPtw) this.ipPacket(O.OPC_FUP, ip);
+    if (cfg !== null && this.triggerEn && this.contextEn && this.filterEn && cfg.PTWEn) {
+      this.ptw(value, size, cfg.FUPonPTW);
+      if (cfg.FUPonPTW) this.ipPacket(O.OPC_FUP, ip);
     }
     this.endEvent(nextIp);
   }
@@ -546,13 +546,13 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     const cfg = decodeTraceConfig(regs, this.psbCyc, this.fixedPsbPeriod);
     this.applyConfig(cfg);
     this.traceEn = true;
-    this.stopped = cfg.stopped;
-    this.error = cfg.error;
-    this.pendPsb = cfg.pendPsb;
-    this.triggerEn = !cfg.stopped && !cfg.error;
+    this.stopped = cfg.Stopped;
+    this.error = cfg.Error;
+    this.pendPsb = cfg.PendPSB;
+    this.triggerEn = !cfg.Stopped && !cfg.Error;
     this.packetEn = false;
     if (!this.triggerEn) return;
-    this.flushedTotal = cfg.packetByteCnt;
+    this.flushedTotal = cfg.PacketByteCnt;
     this.pos = 0;
     this.limit = 0;
     this.dropTnt();
@@ -560,7 +560,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     this.overflow = false;
     this.rec = this.truth;
     this.lastCyc = this.cycles;   // the cycle counter restarted when TriggerEn was cleared (§3.11)
-    this.nextTime = this.mtcOn() ? this.clock.nextMtcCycle(this.cycles, cfg.mtcFreq) : Infinity;
+    this.nextTime = this.mtcOn() ? this.clock.nextMtcCycle(this.cycles, cfg.MTCFreq) : Infinity;
     this.contextEn = this.computeContextEn();
     let stop = false;
     if (this.contextEn) {
@@ -570,10 +570,10 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
       this.filterEn = true;
     }
     if (stop) this.filterEn = false;
-    const psbNow = !this.psbCyc || cfg.packetByteCnt === 0 || (cfg.injectPsbPmiOnEnable && cfg.pendPsb);
+    const psbNow = !this.psbCyc || cfg.PacketByteCnt === 0 || (cfg.InjectPsbPmiOnEnable && cfg.PendPSB);
     // A PSB is due when floor(PacketByteCnt / period) changes (README Open Question 21).
     if (psbNow) { this.psbPlus(nextIp, false); this.nextPsb = this.psbAfter(this.flushedTotal + this.pos); }
-    else { this.nextPsb = this.psbAfter(cfg.packetByteCnt); this.timingPackets(); }
+    else { this.nextPsb = this.psbAfter(cfg.PacketByteCnt); this.timingPackets(); }
     this.setPacketEn();
     if (this.packetEn) this.enablePackets(nextIp);
     this.nextCheck = this.nextPsb;
@@ -596,7 +596,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
         this.ipSuppressed(O.OPC_TIP_PGD);
         if (this.rec !== null) this.rec.disable();
       }
-      if ((this.psbWaiting || this.flushedTotal + this.pos >= this.nextPsb) && this.cfg?.injectPsbPmiOnEnable) this.pendPsb = true;
+      if ((this.psbWaiting || this.flushedTotal + this.pos >= this.nextPsb) && this.cfg?.InjectPsbPmiOnEnable) this.pendPsb = true;
       this.flushScratch();
     }
     this.internal.flush(this.cycles);
@@ -613,20 +613,20 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
 
   private applyConfig(cfg: TraceConfig): void {
     this.cfg = cfg;
-    this.os = cfg.os; this.user = cfg.user; this.branchEn = cfg.branchEn;
-    this.cr3Filter = cfg.cr3Filter; this.cr3MatchPfn = cfg.cr3MatchPfn;
-    this.disRETC = cfg.disRETC; this.disTNT = cfg.disTNT;
-    this.cycEn = cfg.cycEn; this.cycMin = Math.max(1, cfg.cycMin);
+    this.OS = cfg.OS; this.User = cfg.User; this.BranchEn = cfg.BranchEn;
+    this.CR3Filter = cfg.CR3Filter; this.cr3MatchPfn = cfg.cr3MatchPfn;
+    this.DisRETC = cfg.DisRETC; this.DisTNT = cfg.DisTNT;
+    this.CYCEn = cfg.CYCEn; this.cycMin = Math.max(1, cfg.cycMin);
     this.filter = cfg.filter; this.stop = cfg.stop;
     this.rangesOn = cfg.filter.a.length > 0 || cfg.stop.a.length > 0;
   }
 
-  private mtcOn(): boolean { return this.cfg !== null && this.cfg.mtcEn; }
+  private mtcOn(): boolean { return this.cfg !== null && this.cfg.MTCEn; }
 
   private computeContextEn(): boolean {
     if (this.hidden) return false;
-    if (this.cpl === 0 ? !this.os : !this.user) return false;
-    if (this.cr3Filter && Math.floor(this.cr3 / 4096) !== this.cr3MatchPfn) return false;
+    if (this.cpl === 0 ? !this.OS : !this.User) return false;
+    if (this.CR3Filter && Math.floor(this.cr3 / 4096) !== this.cr3MatchPfn) return false;
     return true;
   }
 
@@ -636,7 +636,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
   }
 
   private setPacketEn(): void {
-    this.packetEn = this.triggerEn && this.contextEn && this.filterEn && this.branchEn;
+    this.packetEn = this.triggerEn && this.contextEn && this.filterEn && this.BranchEn;
   }
 
   /** Bits: 1 = CR3 changed, 2 = mode changed. Updates the context and ContextEn. */
@@ -668,7 +668,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
    */
   private transferPackets(pe0: boolean, fupIp: number | undefined, target: number, changes: number): boolean {
     const pe1 = this.packetEn;
-    const pip = (changes & 1) !== 0 && this.triggerEn && this.contextEn && this.os;
+    const pip = (changes & 1) !== 0 && this.triggerEn && this.contextEn && this.OS;
     if (pe0 && pe1) {
       if (fupIp !== undefined) this.ipPacket(O.OPC_FUP, fupIp);
       if (pip) this.pip(this.cr3);
@@ -714,9 +714,9 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
   /** TraceEn 0→1 without PSB+: TSC?, TMA?, CBR (§10). */
   private timingPackets(): void {
     const cfg = this.cfg!;
-    if (cfg.tscEn) {
+    if (cfg.TSCEn) {
       this.tscPacket(this.clock.tsc(this.cycles));
-      if (cfg.mtcEn) this.tma(this.clock.art(this.cycles) & 0xffff, this.clock.fastCounter(this.cycles));
+      if (cfg.MTCEn) this.tma(this.clock.art(this.cycles) & 0xffff, this.clock.fastCounter(this.cycles));
     }
     this.cbr(this.clock.cfg.cbr);
   }
@@ -728,13 +728,13 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     this.resetLastIp();
     this.postOvf = false;
     this.rets.clear();
-    if (cfg.tscEn) {
+    if (cfg.TSCEn) {
       this.tscPacket(this.clock.tsc(this.cycles));
-      if (cfg.mtcEn) this.tma(this.clock.art(this.cycles) & 0xffff, this.clock.fastCounter(this.cycles));
+      if (cfg.MTCEn) this.tma(this.clock.art(this.cycles) & 0xffff, this.clock.fastCounter(this.cycles));
     }
-    if (this.contextEn && this.os) this.pip(this.cr3);
+    if (this.contextEn && this.OS) this.pip(this.cr3);
     this.cbr(this.clock.cfg.cbr);
-    if (this.tsx && this.contextEn && this.branchEn) this.modeTsx(false, false);
+    if (this.tsx && this.contextEn && this.BranchEn) this.modeTsx(false, false);
     if (withIp) { this.modeExec(this.mode); this.ipPacket(O.OPC_FUP, ip); }
     this.psbend();
     this.pendPsb = false;
@@ -766,7 +766,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     }
     if (this.cycles >= this.nextTime) this.timeTick();
     if (this.flushedTotal + this.pos >= this.nextPsb) {
-      if (this.cfg!.injectPsbPmiOnEnable) this.pendPsb = true;   // set when due, cleared once written (output.md §7.4)
+      if (this.cfg!.InjectPsbPmiOnEnable) this.pendPsb = true;   // set when due, cleared once written (output.md §7.4)
       if (this.deferPsb && this.hidden) {
         this.psbWaiting = true;                                  // written at the resume (untracedExit), or kept in PendPSB
         this.nextPsb = Infinity;
@@ -781,13 +781,13 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
   /** MTCs for every ART edge 2^MTCFreq passed (§3.9); timing packets do not flush TNT. */
   private timeTick(): void {
     const cfg = this.cfg;
-    if (cfg === null || !this.triggerEn || !cfg.mtcEn) { this.nextTime = Infinity; return; }
+    if (cfg === null || !this.triggerEn || !cfg.MTCEn) { this.nextTime = Infinity; return; }
     let n = 0;
     let at = this.nextTime;
     while (at <= this.cycles) {
-      if (++n > MAX_MTC_BURST) { at = this.clock.nextMtcCycle(this.cycles, cfg.mtcFreq); break; }
-      this.mtc(Math.floor(this.clock.art(at) / 2 ** cfg.mtcFreq) & 0xff, at);
-      at = this.clock.nextMtcCycle(at, cfg.mtcFreq);
+      if (++n > MAX_MTC_BURST) { at = this.clock.nextMtcCycle(this.cycles, cfg.MTCFreq); break; }
+      this.mtc(Math.floor(this.clock.art(at) / 2 ** cfg.MTCFreq) & 0xff, at);
+      at = this.clock.nextMtcCycle(at, cfg.MTCFreq);
     }
     this.nextTime = at;
   }
@@ -805,7 +805,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     this.rets.clear();
     this.postOvf = true;
     this.ovf();
-    const fup = this.packetEn && this.branchEn;
+    const fup = this.packetEn && this.BranchEn;
     if (fup) this.ipPacket(O.OPC_FUP, ip);
     if (this.rec !== null) this.rec.overflow(fup ? ip : undefined);
     this.nextCheck = this.nextPsb;

@@ -1,6 +1,5 @@
 // Public API of the workload generator (harness/sim/workload/README.md).
 export type { Annotation, Cr3Annotation, InterruptAnnotation, ModeAnnotation, PtwriteAnnotation } from './annotations.js';
-export { benchWorkloadPath, type WorkloadPathBench } from './bench.js';
 export { DEFAULT_BASE, generateWorkload, type GeneratedWorkload, type WorkloadOptions } from './generate.js';
 export { IrCursor, MAX_STACK, WorkloadModelError } from './interp.js';
 export { type BranchEvent, type BranchSite, type BranchVisitor, PathCursor, WorkloadModel } from './model.js';

@@ -1,6 +1,7 @@
 // IrCursor: the interpreter over a model's IR (ops.ts). It produces the executed path branch by
 // branch; WorkloadModel runs it once and keeps the result packed for fast replay (PathCursor).
-import type { BranchEvent, WorkloadModel } from './model.js';
+import { BranchState } from './branch-state.js';
+import type { WorkloadModel } from './model.js';
 import {
   COND_G, COND_GE, COND_L, COND_LE, COND_NZ, COND_Z, F_A, F_B, F_C, F_LEN, F_OFF, K_JCC,
   OP_AND, OP_CALL, OP_CALLR, OP_CALLT, OP_CMP, OP_DEC, OP_EXIT, OP_FIRST_BRANCH, OP_INC, OP_JCC, OP_JMP,
@@ -20,27 +21,7 @@ export class WorkloadModelError extends Error {
  * including the next branch and fills the public fields; it returns false after the exit.
  * IPs are numbers (absolute linear addresses; exact below 2^53).
  */
-export class IrCursor implements BranchEvent {
-  /** Index of the current branch on the path (0-based). */
-  index = -1;
-  /** IP of the branch instruction. */
-  ip = 0;
-  /** K_* kind (ops.ts); `KIND_NAMES[kind]` is the flow-json spelling. */
-  kind = 0;
-  /** Jcc/LOOP only: the branch was taken. */
-  taken = false;
-  /** IP of the next instruction executed; −1 when it is outside the workload (the exit SYSCALL). */
-  to = 0;
-  /** IP of the instruction after the branch (ip + length). */
-  nextIp = 0;
-  /** Near JMP/CALL r/m. */
-  indirect = false;
-  /** A zero-length CALL (`E8 00000000`). */
-  zeroLength = false;
-  /** RET only: the target is the Next IP its CALL pushed (else the return address was edited). */
-  retMatched = false;
-  /** IR row index of the branch (identifies the site). */
-  site = 0;
+export class IrCursor extends BranchState {
   /** True once the exit has retired. */
   done = false;
 
@@ -59,6 +40,7 @@ export class IrCursor implements BranchEvent {
   private readonly targetRow: Int32Array;
 
   constructor(model: WorkloadModel) {
+    super();
     this.code = model.code;
     this.opAt = model.opAt;
     this.kinds = model.rowKind;

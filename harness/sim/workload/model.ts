@@ -3,6 +3,7 @@
 // that the interpreter (interp.ts) runs once to record the executed path, and PathCursor, the
 // fast allocation-free replay of that packed path.
 import type { Annotation } from './annotations.js';
+import { BranchState } from './branch-state.js';
 import { IrCursor, WorkloadModelError } from './interp.js';
 import {
   F_B, F_LEN, F_OFF, F_OP, KIND_NAMES, OP_CALL, OP_CALLR, OP_CALLT, OP_FIRST_BRANCH, OP_JCC, OP_JMP, OP_JMPR,
@@ -184,18 +185,7 @@ function recordPath(model: WorkloadModel): Int32Array {
  * packed path with per-site tables. `next()` fills the public fields and returns false after
  * the exit. IPs are numbers (absolute linear addresses; exact below 2^53).
  */
-export class PathCursor implements BranchEvent {
-  index = -1;
-  ip = 0;
-  kind = 0;
-  taken = false;
-  to = 0;
-  nextIp = 0;
-  indirect = false;
-  zeroLength = false;
-  retMatched = false;
-  site = 0;
-
+export class PathCursor extends BranchState {
   private row: number;
   private readonly path: Int32Array;
   private readonly code: Int32Array;
@@ -205,6 +195,7 @@ export class PathCursor implements BranchEvent {
   private readonly base: number;
 
   constructor(model: WorkloadModel) {
+    super();
     this.path = model.path;
     this.code = model.code;
     this.opAt = model.opAt;

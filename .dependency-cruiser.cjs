@@ -1,0 +1,84 @@
+// The layering of docs/design.md "Layers", as rules: imports only point downwards.
+//
+//   harness/cli, scenarios, runner, report, bench   what a user runs
+//   harness/hybrid/                                  targets composed of targets (`--pt model`)
+//   harness/sim/   harness/qemu/   harness/ssh/      the targets; none imports another
+//   harness/link/                                    the guest link both real targets use
+//   driver/                                          session, ToPA, PMI, context switch, collect
+//   driver/decode/                                   encoder, decoder, flow
+//   driver/hw/                                       the SDM codecs
+//   driver/base/                                     errors, hex, assertNever: imports nothing
+//
+// Type-only imports count (an upward `import type` is still an arrow). `test/architecture/`
+// runs these rules in `npm test`, and shows that an upward import fails them.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'base-imports-nothing',
+      comment: 'driver/base is the bottom of the graph: errors and small helpers every layer may use.',
+      severity: 'error',
+      from: { path: '^driver/base/' },
+      to: { path: '^(driver|harness)/', pathNot: '^driver/base/' },
+    },
+    {
+      name: 'codecs-import-only-base',
+      comment: 'driver/hw holds the SDM codecs: pure functions over hardware facts, below the driver and the decoder.',
+      severity: 'error',
+      from: { path: '^driver/hw/' },
+      to: { path: '^(driver|harness)/', pathNot: '^driver/(base|hw)/' },
+    },
+    {
+      name: 'decoder-below-driver',
+      comment: 'The packet decoder and flow reconstruction stand on the codecs, never on the driver.',
+      severity: 'error',
+      from: { path: '^driver/decode/' },
+      to: { path: '^(driver|harness)/', pathNot: '^driver/(base|hw|decode)/' },
+    },
+    {
+      name: 'driver-never-imports-harness',
+      comment: 'A target is handed to the driver, which never learns which kind it has (driver/target.ts).',
+      severity: 'error',
+      from: { path: '^driver/' },
+      to: { path: '^harness/' },
+    },
+    {
+      name: 'link-below-targets',
+      comment: 'The guest link (helper protocol, channel, deadlines) serves the qemu and ssh targets and knows neither.',
+      severity: 'error',
+      from: { path: '^harness/link/' },
+      to: { path: '^harness/', pathNot: '^harness/(link|native)/' },
+    },
+    {
+      name: 'sim-imports-no-other-target',
+      severity: 'error',
+      from: { path: '^harness/sim/' },
+      to: { path: '^harness/(qemu|ssh|link)/' },
+    },
+    {
+      name: 'qemu-imports-no-other-target',
+      severity: 'error',
+      from: { path: '^harness/qemu/' },
+      to: { path: '^harness/(sim|ssh)/' },
+    },
+    {
+      name: 'ssh-imports-no-other-target',
+      severity: 'error',
+      from: { path: '^harness/ssh/' },
+      to: { path: '^harness/(sim|qemu)/' },
+    },
+    {
+      name: 'targets-below-the-suite',
+      comment: 'Targets do not know the runner, the scenarios, the CLI, the reports, the benchmarks or the targets composed of them (harness/hybrid).',
+      severity: 'error',
+      from: { path: '^harness/(sim|qemu|ssh|link|native)/' },
+      to: { path: '^harness/(cli|scenarios|runner|report|bench|hybrid)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|dist|build|runs)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};

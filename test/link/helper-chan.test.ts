@@ -1,0 +1,86 @@
+// The helper line-protocol client against a fake helper (the real one runs in vm.test.ts).
+import type { Socket } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { GeneralProtectionError } from '../../driver/hw/cpu-fault.js';
+import { HelperError } from '../../harness/link/errors.js';
+import { HelperChannel } from '../../harness/link/helper-chan.js';
+
+/** A fake helper answering each request line with `answer(verb, args)` ('' = no answer). */
+async function fakeHelper(answer: (verb: string, args: string[]) => string): Promise<{ path: string } & AsyncDisposable> {
+  const dir = await mkdtemp(join(tmpdir(), 'ptlab-fake-'));
+  const path = join(dir, 'helper.sock');
+  const socks = new Set<Socket>();
+  const server = createServer((s) => {
+    socks.add(s);
+    let text = '';
+    s.setEncoding('utf8');
+    s.on('data', (d: string) => {
+      text += d;
+      let nl: number;
+      while ((nl = text.indexOf('\n')) >= 0) {
+        const [id, verb, ...args] = text.slice(0, nl).split(' ');
+        text = text.slice(nl + 1);
+        const a = answer(verb!, args);
+        if (a !== '') s.write(`${id} ${a}\n`);
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(path, r));
+  return {
+    path,
+    async [Symbol.asyncDispose]() {
+      for (const s of socks) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe('HelperChannel', () => {
+  test('an err gp answer to rdmsr becomes GeneralProtectionError naming the MSR', async () => {
+    await using h = await fakeHelper((verb) => (verb === 'ping' ? 'ok pong' : 'err gp Input/output error'));
+    await using chan = new HelperChannel(h.path);
+    await chan.connect();
+    const err = await chan.rdmsr(0, 0x571).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GeneralProtectionError);
+    expect(err).toMatchObject({ vector: '#GP', msr: 0x571 });
+  });
+
+  test('an err gp answer to wrmsr carries the value written', async () => {
+    await using h = await fakeHelper((verb) => (verb === 'ping' ? 'ok pong' : 'err gp Input/output error'));
+    await using chan = new HelperChannel(h.path);
+    await chan.connect();
+    await expect(chan.wrmsr(0, 0x570, 0x2001n)).rejects.toMatchObject({ msr: 0x570, value: 0x2001n });
+  });
+
+  test('other errors become HelperError with the helper code', async () => {
+    await using h = await fakeHelper((verb) => (verb === 'ping' ? 'ok pong' : 'err nodev No such file or directory'));
+    await using chan = new HelperChannel(h.path);
+    await chan.connect();
+    await expect(chan.cpuid(3, 0x14, 0)).rejects.toBeInstanceOf(HelperError);
+  });
+
+  test('requests are sent with the CPU in decimal and the numbers in hex', async () => {
+    const seen: string[] = [];
+    await using h = await fakeHelper((verb, args) => {
+      seen.push([verb, ...args].join(' '));
+      return verb === 'ping' ? 'ok pong' : 'ok 0x14 0x1 0x0 0xffffffff';
+    });
+    await using chan = new HelperChannel(h.path);
+    await chan.connect();
+    await expect(chan.cpuid(1, 0x14, 0)).resolves.toEqual({ eax: 0x14, ebx: 1, ecx: 0, edx: 0xffffffff });
+    expect(seen.at(-1)).toBe('cpuid 1 0x14 0x0');
+  });
+
+  test('a request without an answer times out without blocking the next one', async () => {
+    await using h = await fakeHelper((verb) => (verb === 'rdmsr' ? '' : 'ok pong'));
+    await using chan = new HelperChannel(h.path);
+    await chan.connect();
+    await expect(chan.rdmsr(0, 0x10, { timeoutMs: 50 })).rejects.toMatchObject({ phase: 'helper-command', failure: 'timeout' });
+    await expect(chan.ping()).resolves.toBeUndefined();
+  });
+});
