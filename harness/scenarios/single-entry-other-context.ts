@@ -14,13 +14,11 @@
 // out before its region fills, and serviced while out all the same.
 import { imbalance } from '../../driver/collect/ledger.js';
 import { traceContexts, type ContextResult } from '../../driver/contexts.js';
-import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
 import type { TraceRequest } from '../../driver/request.js';
-import type { TargetEvent } from '../../driver/target.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
 import type { ScenarioContext } from './context.js';
-import { secondWorkload, switchingOf } from './contexts-kit.js';
-import { everyPmiHandled, linesOf, timingVolume } from './helpers.js';
+import { expectContextsEnded, expectPmisSorted, expectTracedOnAfterStops, pmiActions, secondWorkload, switchingOf, topaBitClearCounter } from './contexts-kit.js';
+import { linesOf, timingVolume } from './helpers.js';
 import { interruptsOffWhile } from './interrupts-off.js';
 import { needs, type Scenario } from './scenario.js';
 import { ownedBranches, ownedTruth } from './truth-owner.js';
@@ -46,7 +44,7 @@ export const singleEntryOtherContext: Scenario = {
     const rl = await twoContexts(ctx, a, b, LONG_SLICE);
     ctx.result = rl;
     ctx.expect('long slices: A was serviced on its saved image while stopped at its full STOP+INT entry',
-      rl.pmis.some((p) => p.action === 'handled-saved' && p.stopped), records(rl));
+      rl.pmis.some((p) => p.action === 'handled-saved' && p.stopped), pmiActions(rl));
     ctx.truthFilter = ownedTruth(a.base, a.image.length);
     ctx.expectFlowEqualsTruth('ptlab flow of A\'s trace up to its first stop gap is a prefix of A\'s part of truth.jsonl', 'prefix');
     // Short slices: each writes well under the early PMI's margin on average, so A is mostly switched
@@ -56,7 +54,7 @@ export const singleEntryOtherContext: Scenario = {
     const rate = solo!.ledger.collected / a.model.branchCount;
     ctx.figure('aBytesPerBranch', Number(rate.toFixed(3)));
     const rs = await twoContexts(ctx, a, b, Math.max(20, Math.floor(SHORT_SLICE_BYTES / rate)));
-    ctx.expect('short slices: A was serviced on its saved image at least twice', rs.pmis.filter((p) => p.action === 'handled-saved').length >= 2, records(rs));
+    ctx.expect('short slices: A was serviced on its saved image at least twice', rs.pmis.filter((p) => p.action === 'handled-saved').length >= 2, pmiActions(rs));
   },
 };
 
@@ -65,10 +63,6 @@ const LONG_SLICE = 40_000;
 
 /** Bytes A writes in a short slice: well under the early PMI's 512-byte margin (docs/sdm/output.md §4.6). */
 const SHORT_SLICE_BYTES = 128;
-
-function records(r: ContextResult): string {
-  return r.pmis.map((p) => `${p.action}${p.stopped ? '(S)' : ''}`).join(',');
-}
 
 /** A context's request: one region with INT+STOP, switched by XSAVES where the CPU can. */
 function singleEntry(ctx: ScenarioContext): TraceRequest {
@@ -82,45 +76,34 @@ async function twoContexts(ctx: ScenarioContext, a: GeneratedWorkload, b: Genera
   const req = singleEntry(ctx);
   const from = ctx.target.lines.length, truthFrom = sim.truth(0).length;
   // PMIs with GLOBAL_STATUS[55] clear as the driver got them (one in flight when a handler acknowledged [55]).
-  let clear = 0;
-  const countClear = (ev: Extract<TargetEvent, { kind: 'pmi' }>): void => { if (!IA32_PERF_GLOBAL_STATUS.decode(ev.globalStatus).Trace_ToPA_PMI) clear++; };
-  const results = await traceContexts(interruptsOffWhile(ctx.target, sim, a, false, countClear), [
+  const clear = topaBitClearCounter();
+  const results = await traceContexts(interruptsOffWhile(ctx.target, sim, a, false, clear.onPmi), [
     { name: 'A', workload: a, req }, { name: 'B', workload: b, req },
   ], { sliceBranches: slice, ...ctx.sessionOptions(), writtenNow: () => sim.written(0) });
   const [ra, rb] = results as [ContextResult, ContextResult];
   const lines = ctx.target.lines.slice(from);
-  const notTopa = results.reduce((n, r) => n + r.pmis.filter((p) => p.action === 'not-topa').length, 0);
-  ctx.expectEqual(`${label}: exactly the PMIs that arrived with GLOBAL_STATUS[55] already clear were left alone as not ToPA PMIs`, notTopa, clear);
-  for (const r of results) {
-    ctx.expect(`${label}: context ${r.name}: every ToPA PMI was handled`, everyPmiHandled(r.pmis.filter((p) => p.action !== 'not-topa')), records(r));
-    ctx.expectEqual(`${label}: context ${r.name}: the ledger balances`, imbalance(r.ledger), 0);
-  }
+  expectPmisSorted(ctx, label, results, clear.count());
+  for (const r of results) ctx.expectEqual(`${label}: context ${r.name}: the ledger balances`, imbalance(r.ledger), 0);
+  // After each stop a handler cleared, A traced on (Stopped cleared and a fresh region swapped in,
+  // in the image the next restore loaded).
+  const handledStops = expectTracedOnAfterStops(ctx, label, ra);
   // A: one "stop" per stop a handler or the final stop found, where the handler found it (regions
   // swapped early end anywhere in the stream), of an unknown size, and no other loss.
   const stops = ra.ledger.lost.filter((l) => l.reason === 'stop');
-  const handledStops = ra.pmis.filter((p) => p.action !== 'final-stop' && p.stopped);
   ctx.expectEqual(`${label}: A: one "stop" loss per stop a handler or the final stop found, where it found it, and no other loss`,
     [stops.length, handledStops.every((p) => stops.some((l) => l.at === p.at && l.bytes === null)), ra.ledger.lost.length],
     [handledStops.length + (ra.final.stopped ? 1 : 0), true, stops.length]);
-  // After each stop a handler cleared, A traced on: output follows it (Stopped cleared and a fresh
-  // region swapped in, in the image the next restore loaded).
-  const ats = handledStops.map((p) => p.at);
-  const stuck = ats.filter((at, i) => at >= ra.stream.length || (i > 0 && at <= ats[i - 1]!));
-  ctx.expect(`${label}: A traced on after every stop a handler cleared (output follows each; no stop found twice at one place)`, stuck.length === 0,
-    `${ats.length} stops cleared, at ${ats.join(', ') || '-'}; ${ra.stream.length} bytes collected`);
   // A service on a saved image follows output written since the context's last one (an empty region is not due).
   for (const r of results) {
     const empty = r.pmis.filter((p, i) => p.action === 'handled-saved' && i > 0 && p.at <= r.pmis[i - 1]!.at).length;
-    ctx.expect(`${label}: context ${r.name}: each service on its saved image found output written since the one before`, empty === 0, `${empty} found none; PMIs ${records(r)}`);
+    ctx.expect(`${label}: context ${r.name}: each service on its saved image found output written since the one before`, empty === 0, `${empty} found none; PMIs ${pmiActions(r)}`);
   }
-  ctx.expect(`${label}: B: lossless, its early PMIs serviced wherever they landed`, rb.ledger.lost.length === 0, `${JSON.stringify(rb.ledger.lost)}; PMIs ${records(rb)}`);
+  ctx.expect(`${label}: B: lossless, its early PMIs serviced wherever they landed`, rb.ledger.lost.length === 0, `${JSON.stringify(rb.ledger.lost)}; PMIs ${pmiActions(rb)}`);
   ctx.expectEqual(`${label}: every branch of B was traced`, ownedBranches(sim.truth(0).slice(truthFrom), b), b.model.branchCount);
   // A sound run takes about one PMI per region of output; servicing every context with unread
   // output at a PMI whose owner is unknown at most doubles that.
   const pmis = linesOf(lines, 'pmi').length, bytes = ra.ledger.collected + rb.ledger.collected;
   ctx.expect(`${label}: no PMI storm: at most two PMIs per region of output, plus a few`, pmis <= 8 + (2 * bytes) / REGION, `${pmis} PMIs for ${bytes} bytes`);
-  ctx.expect(`${label}: the contexts took turns, each switched out and in`, ra.switches >= 3 && rb.switches >= 3, `${ra.switches} and ${rb.switches} switches`);
-  ctx.expectEqual(`${label}: tracing is off at the end`, IA32_RTIT_CTL.decode(await ctx.target.rdmsr(0, IA32_RTIT_CTL.address)).TraceEn, false);
-  ctx.expectEqual(`${label}: every buffer and table the driver allocated was freed`, linesOf(lines, 'alloc').length, linesOf(lines, 'free').length);
+  await expectContextsEnded(ctx, label, results, from);
   return ra;
 }
