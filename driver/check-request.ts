@@ -2,14 +2,16 @@
 // does not enumerate (issue 4 item 1; docs/sdm/cpuid.md; docs/sdm/msrs.md §3.1–§3.3
 // gates and encoding bitmaps) or that one of its errata rules out (docs/sdm/errata.md).
 // Errors name the capability and the CPUID bit, or the erratum. The CTL options' gates are the
-// field table's (driver/hw/msrs.ts): errors name the SDM field and its CPUID bit.
+// field table's (driver/hw/msrs.ts): errors name the SDM field and its CPUID bit. The encoding
+// rules are those of the #GP rule set the model uses too (driver/hw/msr-rules.ts), and the errata
+// the errata table's (driver/hw/errata.ts), which that rule set reads: no list of the driver's own.
 import { UnsupportedError, PtError } from './base/errors.js';
 import { CTL_OPTION_NAMES, ctlFor, requestedCtlFields } from './ctl.js';
-import { cpuidBitName, type PtCapFlag, type PtCapNumber, type PtCaps } from './hw/cpuid.js';
+import { cpuidBitName, type PtCapFlag, type PtCaps } from './hw/cpuid.js';
 import { ctlGpErratum, describeCtlFields, ErratumError, type ErratumId } from './hw/errata.js';
 import { IA32_RTIT_CR3_MATCH, IA32_RTIT_CTL, isCanonical } from './hw/msrs.js';
 import { topaSizeEncoding } from './hw/topa.js';
-import { BITMAP_RULES } from './hw/validate.js';
+import { CTL_ENCODING_RULES, encodingEnumerated, type CtlEncodingRule } from './hw/msr-rules.js';
 import { CTL_FIELDS_NOT_OPTIONS, DEFAULT_TOPA_BUDGET, type CtlOptionName, type TraceRequest } from './request.js';
 
 function need(caps: PtCaps, cap: PtCapFlag, capability: string): void {
@@ -47,10 +49,11 @@ function checkCtlGates(caps: PtCaps, req: TraceRequest): void {
   }
 }
 
-/** An encoding must have its bit set in a CPUID bitmap (docs/sdm/msrs.md §3.3 rules 5–7). */
-function needEncoding(caps: PtCaps, bitmap: PtCapNumber, field: string, enc: number): void {
+/** An encoding must have its bit set in a CPUID bitmap (docs/sdm/msrs.md §3.3 rules 5–7, as msr-rules.ts judges them). */
+function needEncoding(caps: PtCaps, r: CtlEncodingRule, enc: number): void {
+  const { field, bitmap } = r;
   if (!Number.isInteger(enc) || enc < 0 || enc > 15) throw new PtError('bad_config', `${field} encoding ${enc} is not in 0..15`);
-  if (((caps[bitmap] >>> enc) & 1) === 0) {
+  if (!encodingEnumerated(caps, r, enc)) {
     const where = `${cpuidBitName(bitmap)} bit ${enc}`;
     throw new UnsupportedError(`${field} encoding ${enc}`, where, `${field} encoding ${enc} is not supported: ${where} = 0 (bitmap 0x${caps[bitmap].toString(16)})`);
   }
@@ -73,9 +76,9 @@ export function checkRequest(caps: PtCaps, req: TraceRequest, errata: Iterable<E
   if (req.CR3_MATCH !== undefined && (req.CR3_MATCH & IA32_RTIT_CR3_MATCH.reservedMask) !== 0n) {
     throw new PtError('bad_config', `CR3_MATCH value 0x${req.CR3_MATCH.toString(16)} has bits 4:0 set`);
   }
-  for (const r of BITMAP_RULES) {
+  for (const r of CTL_ENCODING_RULES) {
     const enc = req[r.field];
-    if (enc !== undefined) needEncoding(caps, r.bitmap, r.field, enc);
+    if (enc !== undefined) needEncoding(caps, r, enc);
   }
   if (req.switching === 'xsaves') {
     need(caps, 'xsaves', 'XSAVES/XRSTORS');

@@ -190,6 +190,40 @@ export function decodePtCaps(read: CpuidReader): PtCaps {
   return out as PtCaps;
 }
 
+/**
+ * Architectural performance monitoring as CPUID leaf 0AH enumerates it (docs/sdm/cpuid.md §5): what
+ * decides whether IA32_PERF_GLOBAL_STATUS and its _RESET/_SET MSRs exist and which of their counter
+ * bits do (docs/sdm/msrs.md §11).
+ */
+export interface PerfmonCaps {
+  /** CPUID.0AH:EAX[7:0]: the architectural PerfMon version (0: none). */
+  readonly version: number;
+  /** CPUID.0AH:EAX[15:8]: general-purpose counters per logical processor. */
+  readonly gpCounters: number;
+  /** CPUID.0AH:EDX[4:0]: fixed-function counters (enumerated from version 2). */
+  readonly fixedCounters: number;
+}
+
+/** Decodes leaf 0AH; a CPU whose maximum basic leaf is below 0AH has no architectural PerfMon. */
+export function decodePerfmon(read: CpuidReader): PerfmonCaps {
+  if ((read(0, 0).eax >>> 0) < 0xa) return { version: 0, gpCounters: 0, fixedCounters: 0 };
+  const a = BigInt(read(0xa, 0).eax >>> 0), d = BigInt(read(0xa, 0).edx >>> 0);
+  const version = Number(bits(a, 7, 0));
+  return { version, gpCounters: Number(bits(a, 15, 8)), fixedCounters: version > 1 ? Number(bits(d, 4, 0)) : 0 };
+}
+
+/** Limit of IA32_PERF_GLOBAL_STATUS.Ovf_PMC: one bit per general-purpose counter (docs/sdm/msrs.md §11). */
+export const gpCounterLimit: Limit<PerfmonCaps> = {
+  cpuid: 'CPUID.0AH:EAX[15:8] (general-purpose counters)',
+  width: (c) => c.gpCounters,
+};
+
+/** Limit of IA32_PERF_GLOBAL_STATUS.Ovf_FixedCtr (bits 34:32): one bit per fixed-function counter from bit 32. */
+export const fixedCounterLimit: Limit<PerfmonCaps> = {
+  cpuid: 'CPUID.0AH:EDX[4:0] (fixed-function counters)',
+  width: (c) => 32 + c.fixedCounters,
+};
+
 /** A field gate on one PtCaps flag, named after its CPUID bit. */
 export function capGate(cap: PtCapFlag): Gate<PtCaps> {
   return { cpuid: cpuidBitName(cap), what: cpuidBitWhat(cap), test: (c) => c[cap] };

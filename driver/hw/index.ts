@@ -7,7 +7,7 @@ export * from './output-pointers.js';
 export * from './xsave.js';
 export * from './lvt.js';
 export * from './format.js';
-export * from './validate.js';
+export * from './msr-rules.js';
 export * from './xrstors.js';
 export * from './cpu-fault.js';
 export * from './errata.js';

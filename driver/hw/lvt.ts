@@ -1,6 +1,6 @@
 // The local-APIC LVT Performance Monitor entry, through which a ToPA PMI is
 // delivered (docs/sdm/msrs.md §11.1; SDM Vol. 3A "Local Vector Table").
-import { flag, msrDefiner, uint } from './field.js';
+import { fieldMask, flag, msrDefiner, uint } from './field.js';
 
 /** x2APIC MSR of the LVT Performance Monitor register (xAPIC: MMIO offset 0x340). */
 export const X2APIC_LVT_PMI_MSR = 0x834;
@@ -14,6 +14,13 @@ export const IA32_X2APIC_LVT_PMI = msrDefiner<unknown>()('IA32_X2APIC_LVT_PMI', 
   DeliveryStatus: flag(12, { readOnly: true }),
   Mask: flag(16),
 });
+
+/** Mask (bit 16), 1 = masked: the CPU sets it when it delivers a PMI (docs/sdm/msrs.md §11.1). */
+export const LVT_MASK: bigint = fieldMask(IA32_X2APIC_LVT_PMI.fields.Mask);
+/** Delivery Status (bit 12): read-only, a WRMSR leaves it as it is. */
+export const LVT_DELIVERY_STATUS: bigint = IA32_X2APIC_LVT_PMI.readOnlyMask;
+/** The bits a WRMSR sets: every field but the read-only Delivery Status (vector 7:0, delivery mode 10:8, mask 16). */
+export const LVT_WRITABLE: bigint = IA32_X2APIC_LVT_PMI.definedMask & ~IA32_X2APIC_LVT_PMI.readOnlyMask;
 
 /** Delivery Mode encodings allowed for this entry (INIT 101b and ExtINT 111b are not: docs/sdm/msrs.md §11.1). */
 export const LVT_DELIVERY_MODE = { Fixed: 0b000, SMI: 0b010, NMI: 0b100 } as const;

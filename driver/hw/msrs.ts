@@ -2,9 +2,10 @@
 // one field table each (docs/sdm/msrs.md; SDM Vol. 3C "IA32_RTIT_CTL MSR" and
 // "IA32_RTIT_STATUS MSR" tables, Vol. 4 MSR index).
 import { addr, bitRange, bits, flag, MASK64, msrDefiner, uint, wide } from './field.js';
-import { capGate, maxPhysAddrLimit, rangeGate, type PtCaps } from './cpuid.js';
+import { capGate, fixedCounterLimit, gpCounterLimit, maxPhysAddrLimit, rangeGate, type PerfmonCaps, type PtCaps } from './cpuid.js';
 
 const defineMsr = msrDefiner<PtCaps>();
+const definePerfMsr = msrDefiner<PerfmonCaps>();
 
 /** IA32_RTIT_CTL (0x570): docs/sdm/msrs.md §3.1. Gates name the CPUID bit that makes a field legal. */
 export const IA32_RTIT_CTL = defineMsr('IA32_RTIT_CTL', 0x570, {
@@ -77,10 +78,14 @@ export const IA32_RTIT_ADDR_A = [0, 1, 2, 3].map((n) =>
 export const IA32_RTIT_ADDR_B = [0, 1, 2, 3].map((n) =>
   defineMsr(`IA32_RTIT_ADDR${n}_B`, 0x581 + 2 * n, { Address: wide(63, 0) }));
 
-/** IA32_PERF_GLOBAL_STATUS (0x38E): read-only; bit 55 Trace_ToPA_PMI (docs/sdm/msrs.md §11). */
-export const IA32_PERF_GLOBAL_STATUS = defineMsr('IA32_PERF_GLOBAL_STATUS', 0x38e, {
-  Ovf_PMC: uint(31, 0),
-  Ovf_FixedCtr: uint(34, 32),
+/**
+ * IA32_PERF_GLOBAL_STATUS (0x38E): read-only; bit 55 Trace_ToPA_PMI (docs/sdm/msrs.md §11). One
+ * Ovf_PMC bit per general-purpose counter and one Ovf_FixedCtr bit per fixed counter exist: the bits
+ * beyond the counts of CPUID leaf 0AH are reserved (`reservedMaskFor(perfmon)`).
+ */
+export const IA32_PERF_GLOBAL_STATUS = definePerfMsr('IA32_PERF_GLOBAL_STATUS', 0x38e, {
+  Ovf_PMC: uint(31, 0, { limit: gpCounterLimit }),
+  Ovf_FixedCtr: uint(34, 32, { limit: fixedCounterLimit }),
   Trace_ToPA_PMI: flag(55),
   LBR_Frz: flag(58),
   CTR_Frz: flag(59),
@@ -90,12 +95,12 @@ export const IA32_PERF_GLOBAL_STATUS = defineMsr('IA32_PERF_GLOBAL_STATUS', 0x38
 });
 
 /** IA32_PERF_GLOBAL_STATUS_RESET / IA32_PERF_GLOBAL_OVF_CTRL (0x390): write 1 to clear (docs/sdm/msrs.md §11). */
-export const IA32_PERF_GLOBAL_STATUS_RESET = defineMsr('IA32_PERF_GLOBAL_STATUS_RESET', 0x390, {
+export const IA32_PERF_GLOBAL_STATUS_RESET = definePerfMsr('IA32_PERF_GLOBAL_STATUS_RESET', 0x390, {
   ...IA32_PERF_GLOBAL_STATUS.fields,
 });
 
 /** IA32_PERF_GLOBAL_STATUS_SET (0x391): write 1 to set (docs/sdm/msrs.md §11). */
-export const IA32_PERF_GLOBAL_STATUS_SET = defineMsr('IA32_PERF_GLOBAL_STATUS_SET', 0x391, {
+export const IA32_PERF_GLOBAL_STATUS_SET = definePerfMsr('IA32_PERF_GLOBAL_STATUS_SET', 0x391, {
   ...IA32_PERF_GLOBAL_STATUS.fields,
 });
 

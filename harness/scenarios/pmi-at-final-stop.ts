@@ -6,7 +6,7 @@
 // the region with the rest, clear PendTopaPMI, acknowledge [55] and unmask the
 // LVT, so the next user of the CPU inherits no stale PMI.
 import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
-import { LVT_MASK } from '../sim/gp-rules.js';
+import { LVT_MASK } from '../../driver/hw/lvt.js';
 import { topa } from './helpers.js';
 import type { Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';

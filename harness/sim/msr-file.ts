@@ -1,17 +1,27 @@
 // The PT unit's MSR state with SDM semantics (docs/sdm/msrs.md): every
 // IA32_RTIT_* MSR, IA32_PERF_GLOBAL_STATUS with _RESET/_SET, IA32_XSS and the
-// x2APIC LVT PMI entry. Faults are data (STYLE §5); a faulting write changes
-// nothing (G6). The output engine and the packet generator attach through
-// hooks, so the same MSR file runs over any PhysMemory.
+// x2APIC LVT PMI entry. Which access raises #GP is asked of the rule set the
+// driver shares (driver/hw/msr-rules.ts), with this CPU's description and state;
+// what a legal write does (read-only bits, the LVT's delivery status, TraceEn
+// transitions, the output engine) is the model's own, here. Faults are data
+// (STYLE §5); a faulting write changes nothing (G6). The output engine and the
+// packet generator attach through hooks, so the same MSR file runs over any PhysMemory.
 import type { CpuFault } from '../../driver/hw/cpu-fault.js';
 import { bits, bitRange } from '../../driver/hw/field.js';
-import type { PtCaps } from '../../driver/hw/cpuid.js';
-import { capsOf, cpuidOf, perfmonVersion, type CpuProfile } from './profiles.js';
-import { rdmsrFault, wrmsrFault, LVT_DELIVERY_STATUS, LVT_MASK, LVT_WRITABLE, type ExecEnv, type GpFault, type GpRule, type RuleCtx } from './gp-rules.js';
+import { decodePerfmon, type PtCaps } from '../../driver/hw/cpuid.js';
+import { LVT_DELIVERY_STATUS, LVT_MASK, LVT_WRITABLE } from '../../driver/hw/lvt.js';
+import { rdmsrFault, wrmsrFault, type MsrCpu, type MsrFault, type MsrRule } from '../../driver/hw/msr-rules.js';
+import { capsOf, cpuidOf, type CpuProfile } from './profiles.js';
 import { addrRangeOf, MSR } from './msr-addresses.js';
 
-/** A CpuFault raised by the model, with the rule that fired. */
-export type SimFault = CpuFault & { readonly rule: GpRule };
+/** A CpuFault raised by the model, with the rule that fired (driver/hw/msr-rules.ts). */
+export type SimFault = CpuFault & { readonly rule: MsrRule };
+
+/** Where an RDMSR/WRMSR executes: its privilege level and whether the CPU is in VMX operation. */
+export interface ExecEnv {
+  readonly cpl: number;
+  readonly inVmxOperation: boolean;
+}
 
 /** An RDMSR outcome: the value, or the #GP as data. */
 export type MsrRead = { readonly ok: true; readonly value: bigint } | { readonly ok: false; readonly fault: SimFault };
@@ -63,7 +73,8 @@ export const LVT_RESET = LVT_MASK;
 export class MsrFile {
   readonly profile: CpuProfile;
   readonly caps: PtCaps;
-  private readonly rules: RuleCtx;
+  /** This CPU as the #GP rules see it: CPUID, PerfMon, IA32_XSS bits, errata, KVM quirks, IA32_VMX_MISC[14]. */
+  readonly rulesCpu: MsrCpu;
   ctl = 0n;
   status = 0n;
   outputBase = 0n;
@@ -91,9 +102,13 @@ export class MsrFile {
     this.profile = profile;
     this.caps = capsOf(profile);
     const x1 = cpuidOf(profile, 0xd, 1);
-    this.rules = {
-      profile, caps: this.caps, perfmonVersion: perfmonVersion(profile),
-      xssSupported: this.caps.xsaves ? (BigInt(x1.edx >>> 0) << 32n) | BigInt(x1.ecx >>> 0) : 0n,
+    this.rulesCpu = {
+      caps: this.caps,
+      perfmon: decodePerfmon((l, sl) => cpuidOf(profile, l, sl)),
+      xssBits: this.caps.xsaves ? (BigInt(x1.edx >>> 0) << 32n) | BigInt(x1.ecx >>> 0) : 0n,
+      errata: profile.errata,
+      quirks: profile.quirks,
+      ptInVmx: profile.ptInVmx,
     };
   }
 
@@ -102,23 +117,23 @@ export class MsrFile {
 
   /** RDMSR with the #GP rules (docs/sdm/msrs.md §9: G1, G2, G5 only). */
   read(msr: number): MsrRead {
-    const f = rdmsrFault(this.rules, msr, this.env);
-    if (f) return { ok: false, fault: simFault('rdmsr', msr, undefined, f) };
+    const f = rdmsrFault(this.rulesCpu, { ctl: this.ctl, ...this.env }, msr);
+    if (f) return { ok: false, fault: simFault(f) };
     return { ok: true, value: this.peek(msr) };
   }
 
   /** WRMSR with every #GP rule; returns the fault, or undefined once the write took effect. */
   write(msr: number, value: bigint): SimFault | undefined {
-    const f = wrmsrFault(this.rules, { ctl: this.ctl }, msr, value, this.env);
-    if (f) return simFault('wrmsr', msr, value, f);
+    const f = wrmsrFault(this.rulesCpu, { ctl: this.ctl, ...this.env }, msr, value);
+    if (f) return simFault(f);
     this.store(msr, value);
     return undefined;
   }
 
   /** The #GP a WRMSR would raise with TraceEn assumed 0 and CTL assumed `ctl` (XRSTORS checks). */
   checkWrite(msr: number, value: bigint, assumedCtl = 0n): SimFault | undefined {
-    const f = wrmsrFault(this.rules, { ctl: assumedCtl }, msr, value, this.env);
-    return f ? simFault('wrmsr', msr, value, f) : undefined;
+    const f = wrmsrFault(this.rulesCpu, { ctl: assumedCtl, ...this.env }, msr, value);
+    return f ? simFault(f) : undefined;
   }
 
   /** The value RDMSR returns, without checks (the MSR must exist). */
@@ -291,8 +306,8 @@ function setBit(v: bigint, bit: bigint, on: boolean): bigint {
   return on ? v | bit : v & ~bit;
 }
 
-function simFault(op: 'rdmsr' | 'wrmsr', msr: number, value: bigint | undefined, f: GpFault): SimFault {
-  return value === undefined
-    ? { vector: '#GP', op, msr, reason: f.reason, rule: f.rule }
-    : { vector: '#GP', op, msr, value, reason: f.reason, rule: f.rule };
+function simFault(f: MsrFault): SimFault {
+  return f.value === undefined
+    ? { vector: '#GP', op: f.op, msr: f.msr, reason: f.reason, rule: f.rule }
+    : { vector: '#GP', op: f.op, msr: f.msr, value: f.value, reason: f.reason, rule: f.rule };
 }

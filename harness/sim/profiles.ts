@@ -5,6 +5,7 @@
 // each profile's `description`.
 import { cpuSignature, decodePtCaps, vendorOf, ZERO_REGS, type CpuidRegs, type CpuSignature, type PtCaps } from '../../driver/hw/cpuid.js';
 import { errataOf, type ErratumId } from '../../driver/hw/errata.js';
+import { KVM_QUIRKS, type MsrQuirk } from '../../driver/hw/msr-rules.js';
 import { PtError } from '../../driver/base/errors.js';
 import { DEFAULT_CLOCK } from './trace/clock.js';
 
@@ -14,17 +15,11 @@ export type ProfileName = (typeof PROFILE_NAMES)[number];
 
 /**
  * Model behaviours that neither CPUID nor the CPU's errata describe, named by the hypervisor rule
- * they reproduce (STYLE §2). A CPU's errata follow from its signature (`CpuProfile.errata`).
+ * they reproduce (STYLE §2). A CPU's errata follow from its signature (`CpuProfile.errata`). Every
+ * one is a #GP rule of a hypervisor, so they are the shared rule set's `MsrQuirk`s
+ * (driver/hw/msr-rules.ts), which reads them from the profile.
  */
-export type Quirk =
-  /** KVM `ctl_bitmask` never unmasks CTL bits 31, 55, 56 (docs/prior-art.md §6; docs/sdm/msrs.md §4). */
-  | 'KVM_CTL_BITMASK'
-  /** KVM `MSR_IA32_RTIT_STATUS_MASK`: STATUS bits 6 and 7 always raise #GP (docs/prior-art.md §6). */
-  | 'KVM_STATUS_MASK'
-  /** KVM does not check CR3_MATCH bits 4:0 (docs/sdm/msrs.md §7). */
-  | 'KVM_CR3_MATCH_LAX'
-  /** KVM fails every CTL write while the vCPU is in VMX operation (docs/sdm/msrs.md §3.3 rule 9). */
-  | 'KVM_VMX_CTL';
+export type Quirk = MsrQuirk;
 
 /** One simulated CPU type. */
 export interface CpuProfile {
@@ -206,7 +201,7 @@ export const PROFILES: Readonly<Record<ProfileName, CpuProfile>> = {
       'rules (docs/prior-art.md §6: no InjectPsbPmiOnEnable, STATUS bits 6/7 #GP, CR3_MATCH[4:0] unchecked, no CTL write ' +
       'in VMX operation); IA32_XSS[8] never supported. Family/model, MAXPHYADDR and PerfMon version 2 are host/KVM ' +
       `dependent: synthetic choices. ${ONLY_PT_BITS}`,
-    synthetic: true, quirks: ['KVM_CTL_BITMASK', 'KVM_STATUS_MASK', 'KVM_CR3_MATCH_LAX', 'KVM_VMX_CTL'], ptInVmx: true,
+    synthetic: true, quirks: [...KVM_QUIRKS], ptInVmx: true,
   }),
   full: profile('full', {
     maxBasic: 0x20, family: 6, model: 0xff, stepping: 0,

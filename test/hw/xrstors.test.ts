@@ -10,7 +10,7 @@ const STATE: Partial<PtState> = {
   IA32_RTIT_STATUS: 0x20_0000_0000n, // PacketByteCnt 0x20
   IA32_RTIT_ADDR1_A: 0xffff_8000_0000_0000n,
 };
-const CTX: XrstorsContext = { caps: CAPS.kbl, ctl: 0n, rfbm: 0x100n, enabled: 0x100n, address: 0x4000n };
+const CTX: XrstorsContext = { cpu: { caps: CAPS.kbl }, state: { ctl: 0n }, rfbm: 0x100n, enabled: 0x100n, address: 0x4000n };
 const area = (s: Partial<PtState> = STATE): Uint8Array => buildPtXsaveArea({ state: s });
 
 describe('xrstorsPtProblem (docs/sdm/xsave.md §3)', () => {
@@ -27,7 +27,7 @@ describe('xrstorsPtProblem (docs/sdm/xsave.md §3)', () => {
   });
 
   test('TraceEn = 1 at the time of XRSTORS raises #GP', () => {
-    expect(xrstorsPtProblem(area(), { ...CTX, ctl: 0x2105n })?.kind).toBe('trace-en');
+    expect(xrstorsPtProblem(area(), { ...CTX, state: { ctl: 0x2105n } })?.kind).toBe('trace-en');
   });
 
   test('XSTATE_BV[8] = 0 loads the initial configuration without looking at the bytes', () => {
@@ -55,10 +55,18 @@ describe('xrstorsPtProblem (docs/sdm/xsave.md §3)', () => {
   });
 
   test('the slot of an MSR the CPU lacks may be 0', () => {
-    expect(xrstorsPtProblem(area({ IA32_RTIT_CTL: 0x4n }), { ...CTX, caps: CAPS.none })).toBeUndefined();
+    expect(xrstorsPtProblem(area({ IA32_RTIT_CTL: 0x4n }), { ...CTX, cpu: { caps: CAPS.none } })).toBeUndefined();
+  });
+
+  test('the reason names the MSR and the rule of the shared WRMSR rules', () => {
+    expect(xrstorsPtProblem(area({ ...STATE, IA32_RTIT_STATUS: 0x8n }), CTX)?.reason).toBe('IA32_RTIT_STATUS: STATUS.reserved: reserved bit 3 set');
+  });
+
+  test('XRSTORS at CPL 3 is a header problem', () => {
+    expect(xrstorsPtProblem(area(), { ...CTX, state: { ctl: 0n, cpl: 3 } })).toMatchObject({ kind: 'header', rule: 'CPL' });
   });
 
   test('a non-zero slot of an MSR the CPU lacks raises #GP (Open Question 17)', () => {
-    expect(xrstorsPtProblem(area({ IA32_RTIT_CR3_MATCH: 0x1000n }), { ...CTX, caps: CAPS.none })).toMatchObject({ kind: 'msr', msr: 0x572, rule: 'G2' });
+    expect(xrstorsPtProblem(area({ IA32_RTIT_CR3_MATCH: 0x1000n }), { ...CTX, cpu: { caps: CAPS.none } })).toMatchObject({ kind: 'msr', msr: 0x572, rule: 'G2' });
   });
 });

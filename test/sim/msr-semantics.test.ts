@@ -181,7 +181,7 @@ describe('TraceEn 1→0 (docs/sdm/msrs.md §3.4, docs/sdm/output.md §2)', () =>
 
 describe('IA32_PERF_GLOBAL_STATUS and its RESET/SET MSRs (docs/sdm/msrs.md §11)', () => {
   test('GLOBAL_STATUS is read-only', () => {
-    expect(wrRule(msrFile('skylake'), 0x38e, 1n << 55n)).toBe('read-only-msr');
+    expect(wrRule(msrFile('skylake'), 0x38e, 1n << 55n)).toBe('PERF_GLOBAL_STATUS.read-only');
   });
   test('_SET bit 55 sets Trace_ToPA_PMI', () => {
     const f = msrFile('skylake');
@@ -201,8 +201,8 @@ describe('IA32_PERF_GLOBAL_STATUS and its RESET/SET MSRs (docs/sdm/msrs.md §11)
     expect(read(f, 0x38e)).toBe(1n << 55n);
   });
   test.for([
-    { cpu: 'broadwell', want: 'G2-not-enumerated' },
-    { cpu: 'kvm-guest', want: 'G2-not-enumerated' },
+    { cpu: 'broadwell', want: 'G2' },
+    { cpu: 'kvm-guest', want: 'G2' },
     { cpu: 'skylake', want: 'ok' },
   ] as const)('_SET exists only with PerfMon version > 3: $cpu gives $want', ({ cpu, want }) => {
     expect(wrRule(msrFile(cpu), 0x391, 1n << 55n)).toBe(want);
@@ -214,15 +214,15 @@ describe('IA32_PERF_GLOBAL_STATUS and its RESET/SET MSRs (docs/sdm/msrs.md §11)
 
 describe('IA32_XSS 0xDA0 (docs/sdm/msrs.md §12)', () => {
   test.for([
-    { cpu: 'broadwell', value: 0n, want: 'G2-not-enumerated', label: 'no XSAVES' },
+    { cpu: 'broadwell', value: 0n, want: 'G2', label: 'no XSAVES' },
     { cpu: 'skylake', value: 0x100n, want: 'ok', label: 'bit 8 with 0DH,1 ECX[8]' },
-    { cpu: 'kvm-guest', value: 0x100n, want: 'XSS-unsupported', label: 'bit 8 without 0DH,1 ECX[8] (KVM)' },
-    { cpu: 'skylake', value: 0x1n, want: 'XSS-unsupported', label: 'bit 0 (not a supervisor component)' },
+    { cpu: 'kvm-guest', value: 0x100n, want: 'XSS.reserved', label: 'bit 8 without 0DH,1 ECX[8] (KVM)' },
+    { cpu: 'skylake', value: 0x1n, want: 'XSS.reserved', label: 'bit 0 (not a supervisor component)' },
   ] as const)('$label on $cpu gives $want', ({ cpu, value, want }) => {
     expect(wrRule(msrFile(cpu), 0xda0, value)).toBe(want);
   });
   test('broadwell has no IA32_XSS to read', () => {
-    expect(rdRule(msrFile('broadwell'), 0xda0)).toBe('G2-not-enumerated');
+    expect(rdRule(msrFile('broadwell'), 0xda0)).toBe('G2');
   });
 });
 
@@ -270,6 +270,6 @@ describe('ToPA PMI and the LVT entry (docs/sdm/msrs.md §11.1, docs/sdm/output.m
     expect(read(f, 0x834)).toBe(0x1_00fen);
   });
   test('LVT reserved bits raise #GP', () => {
-    expect(wrRule(msrFile('skylake'), 0x834, 1n << 17n)).toBe('LVT-reserved');
+    expect(wrRule(msrFile('skylake'), 0x834, 1n << 17n)).toBe('LVT.reserved');
   });
 });

@@ -1,13 +1,22 @@
-// The #GP rules of RDMSR/WRMSR on the PT unit's MSRs, as pure functions
-// (docs/sdm/msrs.md §2 G1–G6, §3.3 rules 1–9, §4–§9, §11–§12; docs/prior-art.md
-// §6 for the KVM quirks; docs/sdm/errata.md for BDM106, on when the profile's
-// errata include it). A rule returns the fault as data; applying the write is
-// msr-file.ts's job.
+// TEST ORACLE, not production code: an independent implementation of the #GP
+// rules of RDMSR/WRMSR on the PT unit's MSRs, kept only to cross-check the rule
+// set the model and the driver share (driver/hw/msr-rules.ts) in
+// test/sim/gp-differential.test.ts. Why a second implementation: the model and
+// the driver now ask the same rules, so a bug in them would be shared by both
+// and cancel itself out in every scenario (docs/design.md "Layers"). This file
+// was written separately, rule by rule from docs/sdm/msrs.md (§2 G1–G6, §3.3
+// rules 1–9, §4–§9, §11–§12; docs/prior-art.md §6 for the KVM quirks;
+// docs/sdm/errata.md for BDM106), with its own bit lists rather than the field
+// tables, its own rule ids and its own order; it was the model's until the rules
+// were shared. Only code under test/ may import it; keep it independent: it must
+// not import driver/hw/msr-rules.ts, driver/hw/lvt.ts or the field tables'
+// reserved masks. Where it knowingly differs from the shared rules, the
+// differential test lists and asserts the divergence.
 import { bitRange, bits, MASK64 } from '../../driver/hw/field.js';
 import { cpuidBitName, type PtCaps } from '../../driver/hw/cpuid.js';
 import { isCanonical } from '../../driver/hw/msrs.js';
-import type { CpuProfile } from './profiles.js';
-import { addrRangeOf, isRtitMsr, MSR } from './msr-addresses.js';
+import type { CpuProfile } from '../../harness/sim/profiles.js';
+import { addrRangeOf, isRtitMsr, MSR } from '../../harness/sim/msr-addresses.js';
 
 /** Which rule raised a #GP: the checklist row of docs/sdm/msrs.md §9 or §3.3 rule it implements. */
 export type GpRule =
@@ -43,11 +52,9 @@ const gp = (rule: GpRule, reason: string): GpFault => ({ rule, reason: `${rule}:
 const hex = (v: bigint): string => `0x${v.toString(16)}`;
 
 /** LVT bits software may write: vector 7:0, delivery mode 10:8, mask 16 (docs/sdm/msrs.md §11.1; bit 12 is RO). */
-export const LVT_WRITABLE = bitRange(10, 0) | (1n << 16n);
+const LVT_WRITABLE = bitRange(10, 0) | (1n << 16n);
 /** LVT Delivery Status (bit 12): read-only, writes ignored. */
-export const LVT_DELIVERY_STATUS = 1n << 12n;
-/** LVT Mask (bit 16): the CPU sets it when it delivers a PMI (docs/sdm/msrs.md §11.1). */
-export const LVT_MASK = 1n << 16n;
+const LVT_DELIVERY_STATUS = 1n << 12n;
 /** Defined bits of IA32_PERF_GLOBAL_STATUS_RESET/_SET in the model: 4 GP + 3 fixed counters, 55, 58–63. */
 export const PERF_GLOBAL_BITS = bitRange(3, 0) | bitRange(34, 32) | (1n << 55n) | bitRange(63, 58);
 

@@ -1,8 +1,8 @@
-// One test per rule of docs/sdm/msrs.md §2, §3.3 and the §9 checklist, plus BDM106 and KVM.
-// Values are written by hand from the spec text.
+// One test per rule of docs/sdm/msrs.md §2, §3.3 and the §9 checklist, plus BDM106 and KVM, of the
+// rule set the model and the driver share (driver/hw/msr-rules.ts). Values are written by hand from the spec text.
 import { describe, expect, test } from 'vitest';
-import { rdmsrProblem, wrmsrProblem, type MsrQuirks, type WrmsrContext } from '../../driver/hw/validate.js';
-import type { PtCaps } from '../../driver/hw/cpuid.js';
+import { KVM_QUIRKS, rdmsrFault, wrmsrFault, type MsrCpu, type MsrCpuState } from '../../driver/hw/msr-rules.js';
+import type { PerfmonCaps, PtCaps } from '../../driver/hw/cpuid.js';
 import { errataOf } from '../../driver/hw/errata.js';
 import { CAPS, caps, NO_PT_BIT, type ProfileName } from './fixtures.js';
 
@@ -11,29 +11,40 @@ const ADDR0_A = 0x580, ADDR1_B = 0x583, ADDR2_A = 0x584, ADDR3_B = 0x587;
 const TraceEn = 0x1n, OS = 0x4n, User = 0x8n, ToPA = 0x100n, BranchEn = 0x2000n, FabricEn = 0x40n;
 const RUNNING = TraceEn | OS | ToPA | BranchEn; // 0x2105
 
-const QUIRKS: Record<string, MsrQuirks> = { qemu: { kvm: true } };
+/** A QEMU/KVM guest: every KVM quirk. */
+const KVM = new Set(KVM_QUIRKS);
 /** Broadwell's errata (driver/hw/errata.ts, family 6 model 0x4F). */
 const BDW_ERRATA = errataOf({ family: 6, model: 0x4f, stepping: 1 });
-function ctx(profile: ProfileName, extra: Partial<WrmsrContext> = {}): WrmsrContext {
-  return { caps: CAPS[profile], ctl: 0n, ...extra };
+/** The CPU and state a test judges against: `caps`, TraceEn=0 at CPL 0 unless `extra` says otherwise. */
+type Ctx = { readonly cpu: MsrCpu; readonly state: MsrCpuState };
+type Extra = Omit<MsrCpu, 'caps'> & Partial<MsrCpuState>;
+function on(c: PtCaps, extra: Extra = {}): Ctx {
+  const { ctl, cpl, inVmxOperation, ...cpu } = extra;
+  return { cpu: { caps: c, ...cpu }, state: { ctl: ctl ?? 0n, ...(cpl === undefined ? {} : { cpl }), ...(inVmxOperation === undefined ? {} : { inVmxOperation }) } };
 }
-const rule = (msr: number, value: bigint, c: WrmsrContext): string | undefined => wrmsrProblem(msr, value, c)?.rule;
+function ctx(profile: ProfileName, extra: Extra = {}): Ctx {
+  return on(CAPS[profile], extra);
+}
+const rule = (msr: number, value: bigint, c: Ctx): string | undefined => wrmsrFault(c.cpu, c.state, msr, value)?.rule;
+const rdRule = (msr: number, c: Ctx): string | undefined => rdmsrFault(c.cpu, c.state, msr)?.rule;
+const reason = (msr: number, value: bigint, c: Ctx): string | undefined => wrmsrFault(c.cpu, c.state, msr, value)?.reason;
 
 describe('G1: no Intel PT (leaf 7 EBX[25] = 0)', () => {
   const noPt = caps(NO_PT_BIT);
   test.for([{ msr: CTL }, { msr: STATUS }, { msr: OUTPUT_BASE }, { msr: ADDR0_A }, { msr: 0x565 }])(
     'WRMSR and RDMSR of $msr raise #GP', ({ msr }) => {
-      expect(rule(msr, 0n, { caps: noPt, ctl: 0n })).toBe('G1');
-      expect(rdmsrProblem(msr, noPt)?.rule).toBe('G1');
+      expect(rule(msr, 0n, on(noPt))).toBe('G1');
+      expect(rdRule(msr, on(noPt))).toBe('G1');
     });
 
-  test('an MSR outside 0x560–0x587 is not judged', () => {
-    expect(rdmsrProblem(0x38e, noPt)).toBeUndefined();
-    expect(wrmsrProblem(0x390, 1n, { caps: noPt, ctl: 0n })).toBeUndefined();
+  test('an MSR outside 0x560–0x587 is judged by its own rules, not G1', () => {
+    const perfmon: PerfmonCaps = { version: 4, gpCounters: 4, fixedCounters: 3 };
+    expect(rdRule(0x38e, on(noPt, { perfmon }))).toBeUndefined();
+    expect(rule(0x390, 1n, on(noPt, { perfmon }))).toBeUndefined();
   });
 });
 
-describe('G2: MSR not enumerated (docs/sdm/msrs.md §1)', () => {
+describe('G2: MSR not enumerated (docs/sdm/msrs.md §1); an address in the block that is no RTIT MSR', () => {
   test.for([
     { profile: 'none', msr: OUTPUT_BASE, want: 'G2' },
     { profile: 'none', msr: MASK_PTRS, want: 'G2' },
@@ -44,10 +55,10 @@ describe('G2: MSR not enumerated (docs/sdm/msrs.md §1)', () => {
     { profile: 'kbl', msr: ADDR1_B, want: undefined },
     { profile: 'kbl', msr: ADDR2_A, want: 'G2' },
     { profile: 'full', msr: ADDR3_B, want: undefined },
-    { profile: 'kbl', msr: 0x562, want: 'G2' },
-    { profile: 'kbl', msr: 0x573, want: 'G2' },
+    { profile: 'kbl', msr: 0x562, want: 'MSR.unknown' },
+    { profile: 'kbl', msr: 0x573, want: 'MSR.unknown' },
   ] as const)('$profile: RDMSR/WRMSR $msr → $want', ({ profile, msr, want }) => {
-    expect(rdmsrProblem(msr, CAPS[profile])?.rule).toBe(want);
+    expect(rdRule(msr, ctx(profile))).toBe(want);
     expect(rule(msr, 0n, ctx(profile))).toBe(want);
   });
 });
@@ -59,17 +70,17 @@ describe('G3: only IA32_RTIT_CTL may be written while TraceEn = 1', () => {
     });
 
   test('the reason names the rule', () => {
-    expect(wrmsrProblem(STATUS, 0n, ctx('kbl', { ctl: RUNNING }))?.reason).toMatch(/^TraceEn=1: only IA32_RTIT_CTL may be written/);
+    expect(reason(STATUS, 0n, ctx('kbl', { ctl: RUNNING }))).toMatch(/^G3: TraceEn=1: only IA32_RTIT_CTL may be written, not IA32_RTIT_STATUS \(0x571\)$/);
   });
 
   test('RDMSR with TraceEn = 1 is legal', () => {
-    expect(rdmsrProblem(STATUS, CAPS.kbl)).toBeUndefined();
+    expect(rdRule(STATUS, ctx('kbl', { ctl: RUNNING }))).toBeUndefined();
   });
 });
 
 test('G5: WRMSR and RDMSR at CPL 3 raise #GP', () => {
   expect(rule(CTL, 0n, ctx('kbl', { cpl: 3 }))).toBe('G5');
-  expect(rdmsrProblem(CTL, CAPS.kbl, { cpl: 3 })?.rule).toBe('G5');
+  expect(rdRule(CTL, ctx('kbl', { cpl: 3 }))).toBe('G5');
 });
 
 describe('CTL rule 2: reserved and un-enumerated bits', () => {
@@ -109,12 +120,12 @@ describe('CTL rule 2: reserved and un-enumerated bits', () => {
     expect(rule(CTL, value, ctx(profile))).toBe(want);
   });
 
-  test('the reason of a reserved bit is "reserved bit 18 set"', () => {
-    expect(wrmsrProblem(CTL, 0x4_0000n, ctx('full'))?.reason).toBe('reserved bit 18 set');
+  test('the reason of a reserved bit is "CTL.2: reserved bit 18 set"', () => {
+    expect(reason(CTL, 0x4_0000n, ctx('full'))).toBe('CTL.2: reserved bit 18 set');
   });
 
   test('the reason of an un-enumerated field names the field and its CPUID bit', () => {
-    expect(wrmsrProblem(CTL, 0x10n, ctx('kbl'))?.reason).toBe('PwrEvtEn set but CPUID.(EAX=14H,ECX=0):EBX[5] = 0');
+    expect(reason(CTL, 0x10n, ctx('kbl'))).toBe('CTL.2: PwrEvtEn set but CPUID.(EAX=14H,ECX=0):EBX[5] = 0');
   });
 });
 
@@ -165,11 +176,11 @@ describe('CTL rules 5–7: encodings not in the CPUID bitmaps', () => {
 
   test('the bitmap rule applies to encoding 0 when bit 0 of the bitmap is clear (Open Question 5)', () => {
     const odd: PtCaps = { ...CAPS.kbl, psbPeriods: 0x3e };
-    expect(rule(CTL, 0n, { caps: odd, ctl: 0n })).toBe('CTL.7');
+    expect(rule(CTL, 0n, on(odd))).toBe('CTL.7');
   });
 
   test('the reason names the field, the CPUID bitmap and its value', () => {
-    expect(wrmsrProblem(CTL, 0x700_0000n, ctx('kbl'))?.reason).toBe('PSBFreq=7 not in CPUID.(EAX=14H,ECX=1):EBX[31:16] bitmap 0x3f');
+    expect(reason(CTL, 0x700_0000n, ctx('kbl'))).toBe('CTL.7: PSBFreq=7 not in CPUID.(EAX=14H,ECX=1):EBX[31:16] bitmap 0x3f');
   });
 });
 
@@ -183,16 +194,16 @@ describe('CTL rule 8: TraceEn=1, ToPA=0, FabricEn=0 without single-range output'
     { what: 'no single range, ToPA=1 with FabricEn=1', caps: noSingle, value: TraceEn | ToPA | FabricEn, want: undefined },
     { what: 'no single range, TraceEn=0', caps: noSingle, value: BranchEn, want: undefined },
   ] as const)('$what → $want', ({ caps: c, value, want }) => {
-    expect(rule(CTL, value, { caps: c, ctl: 0n })).toBe(want);
+    expect(rule(CTL, value, on(c))).toBe(want);
   });
 });
 
 describe('CTL rule 9: TraceEn=1 in VMX operation with IA32_VMX_MISC[14] = 0', () => {
   test('setting TraceEn raises #GP', () => {
-    expect(rule(CTL, RUNNING, ctx('kbl', { inVmxOperation: true, vmxMiscBit14: false }))).toBe('CTL.9');
+    expect(rule(CTL, RUNNING, ctx('kbl', { inVmxOperation: true, ptInVmx: false }))).toBe('CTL.9');
   });
   test('IA32_VMX_MISC[14] = 1 allows it', () => {
-    expect(rule(CTL, RUNNING, ctx('kbl', { inVmxOperation: true, vmxMiscBit14: true }))).toBeUndefined();
+    expect(rule(CTL, RUNNING, ctx('kbl', { inVmxOperation: true, ptInVmx: true }))).toBeUndefined();
   });
   test('a write with TraceEn = 0 is allowed', () => {
     expect(rule(CTL, RUNNING & ~TraceEn, ctx('kbl', { inVmxOperation: true }))).toBeUndefined();
@@ -202,7 +213,7 @@ describe('CTL rule 9: TraceEn=1 in VMX operation with IA32_VMX_MISC[14] = 0', ()
 describe('BDM106 (Broadwell erratum): TraceEn=1 requires BranchEn=1', () => {
   test('TraceEn with BranchEn=0 raises #GP', () => {
     expect(rule(CTL, TraceEn | OS | ToPA, ctx('bdw', { errata: BDW_ERRATA }))).toBe('BDM106');
-    expect(wrmsrProblem(CTL, TraceEn | OS | ToPA, ctx('bdw', { errata: BDW_ERRATA }))?.reason).toBe('erratum BDM106: TraceEn=1 and BranchEn=0');
+    expect(reason(CTL, TraceEn | OS | ToPA, ctx('bdw', { errata: BDW_ERRATA }))).toBe('BDM106: erratum BDM106: TraceEn=1 and BranchEn=0');
   });
   test('TraceEn with BranchEn=1 is legal', () => {
     expect(rule(CTL, RUNNING, ctx('bdw', { errata: BDW_ERRATA }))).toBeUndefined();
@@ -217,7 +228,7 @@ describe('BDM106 (Broadwell erratum): TraceEn=1 requires BranchEn=1', () => {
 });
 
 describe('KVM quirk (docs/prior-art.md §6)', () => {
-  const kvmFull = ctx('full', { quirks: QUIRKS.qemu });
+  const kvmFull = ctx('full', { quirks: KVM });
   test.for([
     { field: 'EventEn (31)', value: 0x8000_0000n },
     { field: 'DisTNT (55)', value: 0x0080_0000_0000_0000n },
@@ -227,11 +238,11 @@ describe('KVM quirk (docs/prior-art.md §6)', () => {
   });
 
   test('with QEMU leaf 14H EventEn is already an un-enumerated bit', () => {
-    expect(rule(CTL, 0x8000_0000n, ctx('qemu', { quirks: QUIRKS.qemu }))).toBe('CTL.2');
+    expect(rule(CTL, 0x8000_0000n, ctx('qemu', { quirks: KVM }))).toBe('CTL.2');
   });
 
   test('any CTL write in VMX operation raises #GP, even with IA32_VMX_MISC[14] = 1 and TraceEn = 0', () => {
-    expect(rule(CTL, OS, ctx('qemu', { quirks: QUIRKS.qemu, inVmxOperation: true, vmxMiscBit14: true }))).toBe('KVM.VMX');
+    expect(rule(CTL, OS, ctx('qemu', { quirks: KVM, inVmxOperation: true, ptInVmx: true }))).toBe('KVM.VMX');
   });
 
   test.for([{ bit: 6, value: 0x40n }, { bit: 7, value: 0x80n }])('STATUS bit $bit raises #GP even when EBX[6] = 1', ({ value }) => {
@@ -239,16 +250,28 @@ describe('KVM quirk (docs/prior-art.md §6)', () => {
   });
 
   test('STATUS bits {0,1,2,4,5,48:32} are accepted', () => {
-    expect(rule(STATUS, 0x1_ffff_0000_0037n, ctx('qemu', { quirks: QUIRKS.qemu }))).toBeUndefined();
+    expect(rule(STATUS, 0x1_ffff_0000_0037n, ctx('qemu', { quirks: KVM }))).toBeUndefined();
   });
 
   test('ADDRn_A/B only for n < ranges (2 on QEMU)', () => {
-    expect(rule(ADDR2_A, 0n, ctx('qemu', { quirks: QUIRKS.qemu }))).toBe('G2');
-    expect(rule(ADDR1_B, 0n, ctx('qemu', { quirks: QUIRKS.qemu }))).toBeUndefined();
+    expect(rule(ADDR2_A, 0n, ctx('qemu', { quirks: KVM }))).toBe('G2');
+    expect(rule(ADDR1_B, 0n, ctx('qemu', { quirks: KVM }))).toBeUndefined();
   });
 
   test('ADDRn_CFG only for n < ranges (2 on QEMU)', () => {
-    expect(rule(CTL, 0x100_0000_0000n, ctx('qemu', { quirks: QUIRKS.qemu }))).toBe('CTL.2');
+    expect(rule(CTL, 0x100_0000_0000n, ctx('qemu', { quirks: KVM }))).toBe('CTL.2');
+  });
+
+  test('CR3_MATCH bits 4:0 are not checked (KVM_CR3_MATCH_LAX); without the quirk they are', () => {
+    expect(rule(CR3_MATCH, 0x1001n, ctx('qemu', { quirks: new Set(['KVM_CR3_MATCH_LAX'] as const) }))).toBeUndefined();
+    expect(rule(CR3_MATCH, 0x1001n, ctx('qemu', { quirks: new Set(['KVM_CTL_BITMASK'] as const) }))).toBe('CR3_MATCH.reserved');
+  });
+
+  test('each quirk is read on its own: KVM_VMX_CTL alone refuses the write, KVM_CTL_BITMASK alone does not', () => {
+    const vmx = { inVmxOperation: true, ptInVmx: true } as const;
+    expect(rule(CTL, OS, ctx('full', { ...vmx, quirks: new Set(['KVM_VMX_CTL'] as const) }))).toBe('KVM.VMX');
+    expect(rule(CTL, OS, ctx('full', { ...vmx, quirks: new Set(['KVM_CTL_BITMASK'] as const) }))).toBeUndefined();
+    expect(rule(STATUS, 0x80n, ctx('full', { quirks: new Set(['KVM_CTL_BITMASK'] as const) }))).toBeUndefined();
   });
 });
 
@@ -303,5 +326,90 @@ describe('IA32_RTIT_ADDRn_A/B (§8, §9): canonical for the maximum linear-addre
     { value: 0x0100_0000_0000_0000n, profile: 'full', want: 'ADDR.canonical' },
   ] as const)('$value on $profile → $want', ({ value, profile, want }) => {
     expect(rule(ADDR0_A, value, ctx(profile))).toBe(want);
+  });
+});
+
+describe('the fault as data', () => {
+  test('WRMSR: the op, the MSR, the value, the rule, and a reason that starts with the rule', () => {
+    expect(wrmsrFault({ caps: CAPS.kbl }, { ctl: 0n }, STATUS, 0x8n)).toEqual({
+      op: 'wrmsr', msr: STATUS, value: 0x8n, rule: 'STATUS.reserved', reason: 'STATUS.reserved: reserved bit 3 set',
+    });
+  });
+  test('RDMSR: no value', () => {
+    expect(rdmsrFault({ caps: CAPS.none }, { ctl: 0n }, CR3_MATCH)).toEqual({
+      op: 'rdmsr', msr: CR3_MATCH, rule: 'G2', reason: 'G2: IA32_RTIT_CR3_MATCH (0x572) needs CR3 filtering: CPUID.(EAX=14H,ECX=0):EBX[0] = 0',
+    });
+  });
+});
+
+test.for([-1n, 1n << 64n])('G4: a value that is not 64 bits (%s) raises #GP', (value) => {
+  expect(rule(MASK_PTRS, value, ctx('kbl'))).toBe('G4');
+});
+
+describe('an address no rule implements', () => {
+  test.for([0x0, 0x10, 0x588, 0xffff_ffff])('RDMSR and WRMSR 0x%s: MSR.unknown', (msr) => {
+    expect(rdRule(msr, ctx('full'))).toBe('MSR.unknown');
+    expect(rule(msr, 0n, ctx('full'))).toBe('MSR.unknown');
+  });
+});
+
+describe('IA32_PERF_GLOBAL_STATUS, _RESET, _SET (§11): existence by PerfMon version, counter bits from leaf 0AH', () => {
+  const pm = (version: number, gpCounters = 4, fixedCounters = 3): PerfmonCaps => ({ version, gpCounters, fixedCounters });
+  test.for([
+    { msr: 0x38e, version: 1, want: 'G2' },
+    { msr: 0x38e, version: 2, want: undefined },
+    { msr: 0x390, version: 1, want: 'G2' },
+    { msr: 0x390, version: 2, want: undefined },
+    { msr: 0x391, version: 3, want: 'G2' },
+    { msr: 0x391, version: 4, want: undefined },
+  ] as const)('RDMSR $msr with PerfMon version $version → $want', ({ msr, version, want }) => {
+    expect(rdRule(msr, ctx('kbl', { perfmon: pm(version) }))).toBe(want);
+  });
+  test('without a PerfMon description, none of them exists', () => {
+    expect([0x38e, 0x390, 0x391].map((m) => rdRule(m, ctx('kbl')))).toEqual(['G2', 'G2', 'G2']);
+  });
+  test('GLOBAL_STATUS is read-only', () => {
+    expect(rule(0x38e, 1n << 55n, ctx('kbl', { perfmon: pm(4) }))).toBe('PERF_GLOBAL_STATUS.read-only');
+  });
+  test.for([
+    { what: 'Trace_ToPA_PMI (55)', value: 1n << 55n, want: undefined },
+    { what: 'Ovf_PMC3 with 4 counters', value: 1n << 3n, want: undefined },
+    { what: 'Ovf_PMC4 with 4 counters', value: 1n << 4n, want: 'PERF_GLOBAL.reserved' },
+    { what: 'Ovf_FixedCtr2 with 3 fixed counters', value: 1n << 34n, want: undefined },
+    { what: 'bit 35 (no field)', value: 1n << 35n, want: 'PERF_GLOBAL.reserved' },
+    { what: 'CondChgd (63)', value: 1n << 63n, want: undefined },
+  ] as const)('_RESET and _SET: $what → $want', ({ value, want }) => {
+    expect(rule(0x390, value, ctx('kbl', { perfmon: pm(4) }))).toBe(want);
+    expect(rule(0x391, value, ctx('kbl', { perfmon: pm(4) }))).toBe(want);
+  });
+  test('the counter limit follows leaf 0AH: Ovf_FixedCtr1 with one fixed counter is reserved', () => {
+    expect(reason(0x390, 1n << 33n, ctx('kbl', { perfmon: pm(4, 4, 1) })))
+      .toBe('PERF_GLOBAL.reserved: Ovf_FixedCtr bit 33 set at or above width 33 (CPUID.0AH:EDX[4:0] (fixed-function counters))');
+  });
+});
+
+describe('IA32_XSS (§12)', () => {
+  test('no XSAVES: G2', () => {
+    expect(rdRule(0xda0, ctx('bdw'))).toBe('G2');
+  });
+  test.for([
+    { what: 'bit 8 with 0DH,1 ECX[8] (from the field table)', profile: 'kbl', xssBits: undefined, value: 0x100n, want: undefined },
+    { what: 'bit 0 (not a supervisor component)', profile: 'kbl', xssBits: undefined, value: 0x1n, want: 'XSS.reserved' },
+    { what: 'bit 8 when CPUID.(0DH,1) enumerates none', profile: 'kbl', xssBits: 0n, value: 0x100n, want: 'XSS.reserved' },
+    { what: 'bit 11 when CPUID.(0DH,1) enumerates it', profile: 'kbl', xssBits: 0x900n, value: 0x800n, want: undefined },
+  ] as const)('$what → $want', ({ profile, xssBits, value, want }) => {
+    expect(rule(0xda0, value, ctx(profile, xssBits === undefined ? {} : { xssBits }))).toBe(want);
+  });
+});
+
+describe('the x2APIC LVT performance-monitor entry (§11.1)', () => {
+  test.for([
+    { what: 'vector, NMI delivery, mask', value: 0x1_04fen, want: undefined },
+    { what: 'Delivery Status (12, read-only: writes ignored)', value: 0x1000n, want: undefined },
+    { what: 'bit 17', value: 1n << 17n, want: 'LVT.reserved' },
+    { what: 'bit 11', value: 1n << 11n, want: 'LVT.reserved' },
+  ] as const)('$what → $want', ({ value, want }) => {
+    expect(rule(0x834, value, ctx('none'))).toBe(want);
+    expect(rdRule(0x834, ctx('none'))).toBeUndefined();
   });
 });
