@@ -20,6 +20,10 @@ export interface ImageJson {
   readonly cpu: CpuIdentity;
   /** The timing parameters of the trace (libipt's --mtc-freq, --nom-freq, --cpuid-0x15.*). */
   readonly timing: TraceTiming;
+  /** The errata of that CPU by ptlab's table (driver/hw/errata.ts; docs/sdm/errata.md), sorted. */
+  readonly errata: readonly string[];
+  /** Where the CPU's CPUID contradicts the errata table (the probe's warnings); usually empty. */
+  readonly probeWarnings: readonly string[];
 }
 
 /** Everything of a run but its verdict. */

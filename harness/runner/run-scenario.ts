@@ -145,7 +145,7 @@ async function artifactsOf(ctx: ScenarioContext, rec: RecordingTarget, cpu: RunC
     imageJson: {
       base: hex(w.base), entry: hex(w.entry), bytes: w.image.length,
       cpuid14: leaf14(probed).map((c) => ({ subleaf: c.subleaf, eax: hex(c.regs.eax >>> 0), ebx: hex(c.regs.ebx >>> 0), ecx: hex(c.regs.ecx >>> 0), edx: hex(c.regs.edx >>> 0) })),
-      profile: p.name, cpu: identity, timing,
+      profile: p.name, cpu: identity, timing, errata: [...probed.errata].sort(), probeWarnings: probed.warnings,
     },
     ...(cpu.model ? { truth: (ctx.truthFilter ?? ((l: readonly string[]) => l))(cpu.model.truth(0)).map((l) => `${l}\n`).join('') } : {}),
   };

@@ -54,10 +54,10 @@ describe('a run directory of a sim run', () => {
     expect(Object.keys(await json('losses.json'))).toEqual(['written', 'collected', 'dropped', 'lost']);
   });
 
-  test('image.json has base, entry, bytes, cpuid14, profile, cpu and timing; bytes is the size of image.bin', async () => {
+  test('image.json has base, entry, bytes, cpuid14, profile, cpu, timing, errata and probeWarnings; bytes is the size of image.bin', async () => {
     const im = await json('image.json');
     const bin = await readFile(join(dir, 'image.bin'));
-    expect([Object.keys(im), im.bytes, im.base, im.profile]).toEqual([['base', 'entry', 'bytes', 'cpuid14', 'profile', 'cpu', 'timing'], bin.length, '0x10000000', 'skylake']);
+    expect([Object.keys(im), im.bytes, im.base, im.profile]).toEqual([['base', 'entry', 'bytes', 'cpuid14', 'profile', 'cpu', 'timing', 'errata', 'probeWarnings'], bin.length, '0x10000000', 'skylake']);
   });
 
   test('image.json names the CPU as CPUID does (Skylake client 6/0x5e/3) and the timing libipt needs', async () => {
@@ -67,6 +67,11 @@ describe('a run directory of a sim run', () => {
       { vendor: 'GenuineIntel', family: 6, model: 0x5e, stepping: 3 },
       { mtcFreq: 0, nomFreq: 32, cpuid15: { eax: 1, ebx: 2 } },
     ]);
+  });
+
+  test('image.json lists the errata of that CPU by the table (Skylake client) and no probe warning', async () => {
+    const im = await json('image.json');
+    expect([im.errata, im.probeWarnings]).toEqual([['BDM70', 'SKD007', 'SKD010', 'SKD022', 'SKL014', 'SKL168'], []]);
   });
 
   test('result.json gives the libipt command lines that decode the run as ptlab did', async () => {
