@@ -50,6 +50,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
       '                                   run scenarios (default: every profile), one run directory each; exit 1 on any fail',
     load: async () => (await import('./commands/run.js')).runCommand,
   },
+  seq: {
+    summary: 'seq FILE… [--target sim] [--cpu PROFILE] [--seed N] [--out DIR] [--force]\n' +
+      '                                   run sequence files (cpuid/rdmsr/wrmsr/ToPA/… steps with expectations); exit 1 on any fail',
+    load: async () => (await import('./commands/seq.js')).seqCommand,
+  },
 };
 
 function usage(): string {
