@@ -20,7 +20,8 @@ import type { ScenarioContext } from './context.js';
 import { expectContextsEnded, expectPmisSorted, expectTracedOnAfterStops, pmiActions, secondWorkload, switchingOf, topaBitClearCounter } from './contexts-kit.js';
 import { linesOf, timingVolume } from './helpers.js';
 import { interruptsOffWhile } from './interrupts-off.js';
-import { needs, type Scenario } from './scenario.js';
+import type { Scenario } from './scenario.js';
+import { needsSingleEntryTopa } from './single-entry-topa.js';
 import { ownedBranches, ownedTruth } from './truth-owner.js';
 
 /** Each context's one region. */
@@ -32,9 +33,8 @@ export const singleEntryOtherContext: Scenario = {
   checks: 'two single-entry contexts on a MENTRY=0 CPU; A takes its early PMI only after it left the CPU: stopped at its full STOP+INT entry, A is serviced on its saved image ("stop" once, Stopped cleared) and traces on; B stays lossless though its own early PMI may land after its switch-out',
   appliesTo: 'MENTRY=0 CPUs (Broadwell), where single-entry is the only ToPA layout (the model: real targets run one workload per CPU)',
   targets: ['sim'],
-  skip: (env) => needs(env.caps.topaOutput, 'ToPA output (CPUID.(14H,0):ECX[0])') ?? (env.caps.topaMultipleEntries
-    ? 'a multi-entry ToPA CPU raises the PMI only once the region is full: protect-unread-other-context covers a context stopped at its STOP+INT entry there'
-    : undefined),
+  skip: (env) => needsSingleEntryTopa(env.caps,
+    'a multi-entry ToPA CPU raises the PMI only once the region is full: protect-unread-other-context covers a context stopped at its STOP+INT entry there'),
   // The early PMI comes 512 bytes before full (docs/sdm/output.md §4.6); B's skid plus the flush grain must fit.
   sim: { pmiSkid: 64 },
   negative: 'no-topa-stop-status',

@@ -8,15 +8,22 @@ import { imbalance } from '../../driver/collect/ledger.js';
 import { everyPmiHandled } from './helpers.js';
 import { needs, type Scenario } from './scenario.js';
 
+/**
+ * Why a scenario of the single-output-region layout skips on a CPU: no ToPA output, or multi-entry
+ * ToPA (`onMultiEntry` says what covers the case there); undefined on a MENTRY=0 CPU (§4.6).
+ */
+export function needsSingleEntryTopa(caps: { topaOutput: boolean; topaMultipleEntries: boolean }, onMultiEntry: string): string | undefined {
+  return needs(caps.topaOutput, 'ToPA output (CPUID.(14H,0):ECX[0])') ?? (caps.topaMultipleEntries ? onMultiEntry : undefined);
+}
+
 /** The `single-entry-topa` scenario (see the file comment). */
 export const singleEntryTopa: Scenario = {
   name: 'single-entry-topa',
   checks: 'single-entry ToPA (one region + END to itself): PMIs drain the region in time; lossless; flow = truth',
   appliesTo: 'MENTRY=0 CPUs (Broadwell), where it is the only layout and the PMI comes before the region is full',
   targets: ['sim', 'ssh'],
-  skip: (env) => needs(env.caps.topaOutput, 'ToPA output (CPUID.(14H,0):ECX[0])') ?? (env.caps.topaMultipleEntries
-    ? 'a multi-entry ToPA CPU raises the PMI only once the single region is full, so the layout loses the skid by design (docs/sdm/output.md §4.5–§4.6): use grow, chain or circular-fresh there'
-    : undefined),
+  skip: (env) => needsSingleEntryTopa(env.caps,
+    'a multi-entry ToPA CPU raises the PMI only once the single region is full, so the layout loses the skid by design (docs/sdm/output.md §4.5–§4.6): use grow, chain or circular-fresh there'),
   // The early PMI comes 512 bytes before full (docs/sdm/output.md §4.6, Open Question 23); the skid plus the flush grain must fit.
   sim: { pmiSkid: 64 },
   negative: 'no-topa-pmi',
