@@ -72,7 +72,7 @@ module.exports = {
       comment: 'Targets do not know the runner, the scenarios, the CLI, the reports, the benchmarks or the targets composed of them (harness/hybrid).',
       severity: 'error',
       from: { path: '^harness/(sim|qemu|ssh|link|native)/' },
-      to: { path: '^harness/(cli|scenarios|runner|report|bench|hybrid|seq)/' },
+      to: { path: '^harness/(cli|scenarios|runner|report|bench|hybrid|seq|diff)/' },
     },
   ],
   options: {

@@ -29,7 +29,7 @@ export type StopSignal = keyof typeof STOP_SIGNALS;
 export const EXIT_TABLE = [
   'exit status:',
   `  ${EXIT.ok}    success`,
-  `  ${EXIT.failed}    a verdict failed (run, seq), decode errors (dump, flow), no real PT here (doctor)`,
+  `  ${EXIT.failed}    a verdict failed (run, seq), the runs differ (diff), decode errors (dump, flow), no real PT here (doctor)`,
   `  ${EXIT.usage}    usage error, or an input file that cannot be read or is not valid (seq): nothing was run`,
   `  ${EXIT.unavailable}    environment or target unavailable (no QEMU, no image, no PT, SSH failed)`,
   `  ${EXIT.incomplete}    incomplete: the target died or kept failing, or a file could not be written`,

@@ -50,6 +50,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
       '                                   run scenarios (default: every profile), one run directory each; exit 1 on any fail',
     load: async () => (await import('./commands/run.js')).runCommand,
   },
+  diff: {
+    summary: 'diff RUN_A RUN_B | --suite SUITE_A SUITE_B [--json] [--timing]\n' +
+      '                                   compare two runs (or suites): verdicts, transcripts, packets, flow, losses; exit 1 when they differ',
+    load: async () => (await import('./commands/diff.js')).diffCommand,
+  },
   seq: {
     summary: 'seq FILE… [--target sim] [--cpu PROFILE] [--seed N] [--out DIR] [--force]\n' +
       '                                   run sequence files (cpuid/rdmsr/wrmsr/ToPA/… steps with expectations); exit 1 on any fail',
