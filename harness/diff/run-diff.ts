@@ -1,7 +1,7 @@
 // `ptlab diff A B`: two run directories compared section by section — verdict and expectations,
 // transcript (addresses by role, no timestamps), packets (timing left out unless asked), flow, and
 // the loss ledger — each with its first divergence and the lines around it (issue 11 item 4).
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
 import { RUN_FILES } from '../report/run-dir.js';
@@ -46,6 +46,11 @@ async function readOptional(dir: string, file: string): Promise<Buffer | undefin
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
   }
+}
+
+/** Whether `path` exists (flowOfRunDir reads the files itself: no need to read them here too). */
+async function exists(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined)) !== undefined;
 }
 
 /** When a side lacks `file`: equal if neither has it, else a difference naming the side that has it. */
@@ -112,7 +117,7 @@ async function packets(a: string, b: string, opts: DiffOptions): Promise<Section
 
 async function flows(a: string, b: string): Promise<SectionDiff> {
   for (const f of [RUN_FILES.trace, RUN_FILES.image, RUN_FILES.imageJson, RUN_FILES.losses]) {
-    const missing = absent('flow', f, (await readOptional(a, f)) !== undefined, (await readOptional(b, f)) !== undefined);
+    const missing = absent('flow', f, await exists(join(a, f)), await exists(join(b, f)));
     if (missing) return missing;
   }
   return compareLists('flow', 'flow records', await flowOfRunDir(a), await flowOfRunDir(b));
