@@ -1,6 +1,7 @@
 // The layering of docs/design.md "Layers", as rules: imports only point downwards.
 //
 //   harness/cli, scenarios, runner, report, bench   what a user runs
+//   harness/merge/                                   ptlab merge: above the runner and the report, below the CLI
 //   harness/hybrid/                                  targets composed of targets (`--pt model`)
 //   harness/sim/   harness/qemu/   harness/ssh/      the targets; none imports another
 //   harness/link/                                    the guest link both real targets use
@@ -72,7 +73,21 @@ module.exports = {
       comment: 'Targets do not know the runner, the scenarios, the CLI, the reports, the benchmarks or the targets composed of them (harness/hybrid).',
       severity: 'error',
       from: { path: '^harness/(sim|qemu|ssh|link|native)/' },
-      to: { path: '^harness/(cli|scenarios|runner|report|bench|hybrid|seq|diff)/' },
+      to: { path: '^harness/(cli|scenarios|runner|report|bench|hybrid|seq|diff|merge|replay)/' },
+    },
+    {
+      name: 'merge-below-the-cli-only',
+      comment: 'harness/merge joins shard directories (ptlab merge): it stands on the runner and the report, and only the CLI imports it.',
+      severity: 'error',
+      from: { path: '^harness/', pathNot: '^harness/(cli|merge)/' },
+      to: { path: '^harness/merge/' },
+    },
+    {
+      name: 'replay-below-the-cli-only',
+      comment: 'harness/replay issues a recorded transcript again (ptlab replay): it stands on the runner, the diff normaliser and the targets, and only the CLI imports it.',
+      severity: 'error',
+      from: { path: '^harness/', pathNot: '^harness/(cli|replay)/' },
+      to: { path: '^harness/replay/' },
     },
   ],
   options: {

@@ -64,7 +64,15 @@ export interface Workload {
   readonly base: bigint;
   readonly entry: bigint;
   readonly model?: unknown;
+  /**
+   * How to make this workload again (its generator and options, JSON values only). The transcript's
+   * `start` line keeps it, so `ptlab replay` can run the same workload on another target.
+   */
+  readonly recipe?: WorkloadRecipe;
 }
+
+/** A workload's generator and its options, as JSON (docs/transcript.md, `start`). */
+export type WorkloadRecipe = Readonly<Record<string, string | number>>;
 
 export interface StartOpts extends CallOpts {
   /** Raise a `slice` event (a preemption point) every this many branches. */
@@ -133,7 +141,7 @@ export interface TranscriptLine {
   readonly t_us: number;
   readonly cpu: number;
   readonly op: 'cpuid' | 'rdmsr' | 'wrmsr' | 'pmi' | 'xsaves' | 'xrstors' | 'alloc' | 'free' | 'pmi-enable'
-    | 'start' | 'slice' | 'exit' | 'fault' | 'topa' | 'write' | 'note';
+    | 'start' | 'slice' | 'exit' | 'fault' | 'end' | 'topa' | 'write' | 'note';
   readonly msr?: string;
   readonly value?: string;
   readonly result?: string;
@@ -146,5 +154,15 @@ export interface TranscriptLine {
   readonly entry?: string;
   /** `xsaves` (saved) and `xrstors` (loaded): the 9 MSRs of state component 8, by SDM name. */
   readonly area?: Readonly<Record<string, string>>;
+  /** `write`: the bytes written; `xrstors`: the whole area loaded (lowercase hex, two digits a byte). */
+  readonly data?: string;
+  /** `start`, its events and `end`: which execution (0, 1, … in start order). */
+  readonly exec?: number;
+  /** `start`: the workload's recipe (Workload.recipe). */
+  readonly workload?: WorkloadRecipe;
+  /** `start`: StartOpts.sliceBranches, when given. */
+  readonly sliceBranches?: number;
+  /** `start`: started as a thread sharing its CPU (StartOpts.thread). */
+  readonly thread?: boolean;
 }
 

@@ -5,7 +5,9 @@
 // every ToPA entry a table write changed (table, index, decoded entry), other
 // writes by address and size, and the component-8 MSRs of every XSAVES and
 // XRSTORS area, so order rules ("refill before CTL is restored") can be
-// checked on any target.
+// checked on any target. Each line also holds what `ptlab replay` needs to
+// issue it again: a write's bytes, an XRSTORS area's bytes, a workload's
+// recipe and start options, and which execution an event or an `end` is of.
 import { CpuFaultError, describeFault } from './hw/cpu-fault.js';
 import type { CpuidRegs } from './hw/cpuid.js';
 import { describeTopaEntry, TOPA_ENTRY_BYTES } from './hw/topa.js';
@@ -27,6 +29,8 @@ export class RecordingTarget implements Target {
   private readonly t0: number;
   /** The entries last written to each ToPA table page (by base), to record only what changed. */
   private readonly tables = new Map<bigint, bigint[]>();
+  /** Executions started so far (the next one's `exec` number). */
+  private executions = 0;
 
   constructor(readonly inner: Target, private readonly clock: () => number = () => performance.now() * 1000) {
     this.t0 = clock();
@@ -98,24 +102,34 @@ export class RecordingTarget implements Target {
   }
 
   xrstors(cpu: number, area: Uint8Array, rfbm: bigint, opts?: CallOpts): Promise<void> {
-    return this.call(cpu, 'xrstors', { value: hex(rfbm), ...areaFields(area) }, () => this.inner.xrstors(cpu, area, rfbm, opts));
+    return this.call(cpu, 'xrstors', { value: hex(rfbm), ...areaFields(area), data: bytesHex(area) }, () => this.inner.xrstors(cpu, area, rfbm, opts));
   }
 
   start(workload: Workload, cpu: number, opts?: StartOpts): Execution {
     this.roundTrips++;
     const exec = this.inner.start(workload, cpu, opts);
-    this.record(cpu, 'start', { value: workload.name });
+    const n = this.executions++;
+    this.record(cpu, 'start', {
+      value: workload.name, exec: n,
+      ...(workload.recipe ? { workload: workload.recipe } : {}),
+      ...(opts?.sliceBranches !== undefined ? { sliceBranches: opts.sliceBranches } : {}),
+      ...(opts?.thread ? { thread: true } : {}),
+    });
     const self = this;
+    let ended = false;
     return {
       events: {
         async *[Symbol.asyncIterator](): AsyncGenerator<TargetEvent> {
           for await (const ev of exec.events) {
-            self.record(ev.cpu, ev.kind, eventFields(ev), self.roundTrips - 1);
+            self.record(ev.cpu, ev.kind, { ...eventFields(ev), exec: n }, self.roundTrips - 1);
             yield ev;
           }
         },
       },
-      [Symbol.asyncDispose]: () => exec[Symbol.asyncDispose](),
+      [Symbol.asyncDispose]: async () => {
+        await exec[Symbol.asyncDispose]();
+        if (!ended) { ended = true; self.record(cpu, 'end', { exec: n }, self.roundTrips - 1); }
+      },
     };
   }
 
@@ -143,11 +157,11 @@ export class RecordingTarget implements Target {
         try {
           await p.write(addr, data, opts);
         } catch (e) {
-          this.record(-1, 'write', { addr: hex(addr), value: `${data.length} bytes`, fault: String((e as Error).message ?? e) });
+          this.record(-1, 'write', { addr: hex(addr), value: `${data.length} bytes`, data: bytesHex(data), fault: String((e as Error).message ?? e) });
           throw e;
         }
         if (opts?.content === 'topa-table') this.recordTopa(addr, data);
-        else this.record(-1, 'write', { addr: hex(addr), value: `${data.length} bytes` });
+        else this.record(-1, 'write', { addr: hex(addr), value: `${data.length} bytes`, data: bytesHex(data) });
       },
     };
   }
@@ -175,6 +189,11 @@ function areaFields(a: Uint8Array): Fields {
   } catch {
     return {}; // a malformed area is the target's to refuse; the transcript shows the raw call
   }
+}
+
+/** Bytes as lowercase hex, two digits each. */
+function bytesHex(b: Uint8Array): string {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 }
 
 function opValue(ops: readonly MsrOp[], i: number): bigint {

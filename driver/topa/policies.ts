@@ -9,6 +9,26 @@ import { DEFAULT_TOPA_BUDGET, type TopaPolicy } from '../request.js';
 import type { TopaManager } from './manager.js';
 import type { TopaTable } from './table.js';
 
+/** The branches of the PMI algorithm (docs/sdm/output.md §7.1) a refill reports (PointerUpdate.branch). */
+export const TOPA_BRANCHES = ['grow', 'chain', 'circular-fresh', 'protect-unread', 'swap-region', 'circularize', 'ring'] as const;
+export type TopaBranch = (typeof TOPA_BRANCHES)[number];
+
+/**
+ * The branches each policy's refill can take. budget grows only while a batch fits in its one
+ * table (the same test as grow's), so it never chains: grow, then circularize once, then ring.
+ */
+export const POLICY_BRANCHES: { readonly [P in TopaPolicy]: readonly TopaBranch[] } = {
+  grow: ['grow', 'chain'],
+  chain: ['chain'],
+  'circular-fresh': ['circular-fresh'],
+  'protect-unread': ['protect-unread'],
+  'single-entry': ['swap-region'],
+  budget: ['grow', 'circularize', 'ring'],
+};
+
+/** A refill's pointer update, with the branch it took. */
+type Refilled = PointerUpdate & { readonly branch: TopaBranch };
+
 /** One policy: the first layout, what a PMI does, and whether consumed bytes must be copied at once. */
 export interface PolicyImpl {
   /** Regions are reused, so bytes are read out when consumed (not at collection); absent: never. */
@@ -19,7 +39,7 @@ export interface PolicyImpl {
    */
   readonly earlyPmi?: boolean;
   init(m: TopaManager): Promise<void>;
-  refill(m: TopaManager, hw: HwPointers): Promise<PointerUpdate>;
+  refill(m: TopaManager, hw: HwPointers): Promise<Refilled>;
 }
 
 /** A fresh implementation (with its own state) of `policy`. */

@@ -45,19 +45,30 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   },
   run: {
     summary: 'run SCENARIO…|--all [--target sim|qemu|ssh] [--pt model|hardware] [--accel auto|tcg|kvm] [--cpu PROFILE|all]\n' +
-      '          [--seed N|--seeds A-B] [--out DIR] [--json] [--max-target-failures N] [--knob NAME]…\n' +
+      '          [--seed N|--seeds A-B] [--out DIR] [--json] [--max-target-failures N] [--knob NAME]… [--shard i/n]\n' +
       '          [--host H --port P --user U --key F --known-host F]\n' +
       '                                   run scenarios (default: every profile), one run directory each; exit 1 on any fail',
     load: async () => (await import('./commands/run.js')).runCommand,
+  },
+  merge: {
+    summary: 'merge SHARD_DIR… --out SUITE [--force] [--copy]\n' +
+      '                                   join the --out directories of run --shard i/n into one suite; exit as run',
+    load: async () => (await import('./commands/merge.js')).mergeCommand,
   },
   diff: {
     summary: 'diff RUN_A RUN_B | --suite SUITE_A SUITE_B [--json] [--timing]\n' +
       '                                   compare two runs (or suites): verdicts, transcripts, packets, flow, losses; exit 1 when they differ',
     load: async () => (await import('./commands/diff.js')).diffCommand,
   },
+  replay: {
+    summary: 'replay RUN_DIR [--target sim|qemu|ssh] [--cpu PROFILE] [--knob NAME]… [--out DIR] [--json]\n' +
+      '                                   issue a recorded run again on a target; exit 1 at the first operation whose result differs',
+    load: async () => (await import('./commands/replay.js')).replayCommand,
+  },
   seq: {
-    summary: 'seq FILE… [--target sim] [--cpu PROFILE] [--seed N] [--out DIR] [--force]\n' +
-      '                                   run sequence files (cpuid/rdmsr/wrmsr/ToPA/… steps with expectations); exit 1 on any fail',
+    summary: 'seq FILE… [--target sim|qemu|ssh] [--pt model|hardware] [--accel auto|tcg|kvm] [--cpu PROFILE] [--seed N]\n' +
+      '          [--out DIR] [--force] [--allow-msr] [--host H --port P --user U --key F --known-host F]\n' +
+      '                                   run sequence files (cpuid/rdmsr/wrmsr/ToPA/trace/… steps with expectations); exit 1 on any fail',
     load: async () => (await import('./commands/seq.js')).seqCommand,
   },
 };

@@ -7,7 +7,7 @@ import { PtError } from '../../driver/base/errors.js';
 import { RUN_FILES } from '../report/run-dir.js';
 import { flowOfRunDir } from '../runner/flow-check.js';
 import { streamPackets } from './packets.js';
-import { normalTranscript } from './transcript.js';
+import { gpRuleOf, normalTranscript } from './transcript.js';
 
 /** What a section compares. */
 export type DiffSection = 'verdict' | 'expectations' | 'transcript' | 'packets' | 'flow' | 'losses';
@@ -74,17 +74,11 @@ function compareLists(section: DiffSection, what: string, a: readonly string[], 
   if (i < 0) return { section, status: 'equal', detail: `${a.length} ${what}` };
   const around = (xs: readonly string[]): string[] => xs.slice(Math.max(0, i - CONTEXT), i + CONTEXT + 1);
   const at = where ? ` (${where(i)})` : '';
-  const rule = ruleOf(a[i]) ?? ruleOf(b[i]);
+  const rule = gpRuleOf(a[i]) ?? gpRuleOf(b[i]);
   return {
     section, status: 'differ', detail: `${one} ${i + 1} differs${at}: ${a[i] ?? '(end)'} / ${b[i] ?? '(end)'} (${a.length} vs ${b.length} ${what})`,
     first: { index: i + 1, a: around(a), b: around(b) }, ...(rule ? { rule } : {}),
   };
-}
-
-/** The #GP rule id a transcript fault names (`#GP on WRMSR …: CTL.2: reserved bit …`). */
-function ruleOf(line: string | undefined): string | undefined {
-  const m = line?.match(/#GP on [A-Z]+[^:]*: ([A-Za-z0-9_.-]+):/);
-  return m?.[1];
 }
 
 interface ResultFile { verdict?: string; reason?: string; expectations?: { name: string; ok: boolean; detail?: string }[] }

@@ -12,9 +12,13 @@ function counts(runs: readonly ResultJson[]): string {
 
 /** One progress line, printed as a run finishes (`withSeed`: in a sweep, the run's seed too). */
 export function progressLine(r: ResultJson, i: number, n: number, ms: number, withSeed = false): string {
-  const tag = TAG[r.verdict];
+  return `[${String(i).padStart(String(n).length)}/${n}] ${runLabel(r, ms, withSeed)}`;
+}
+
+/** A run as progress shows it: "PASS topa-grow (sim:skylake) 41 ms", with the seed in a sweep and the reason when it did not pass. */
+export function runLabel(r: ResultJson, ms: number, withSeed = false): string {
   const why = r.verdict === 'pass' ? '' : `  ${r.reason ?? ''}`;
-  return `[${String(i).padStart(String(n).length)}/${n}] ${tag} ${r.scenario} (${r.target}:${r.profile})${withSeed ? ` seed ${r.seed}` : ''} ${ms} ms${why}`;
+  return `${TAG[r.verdict]} ${r.scenario} (${r.target}:${r.profile})${withSeed ? ` seed ${r.seed}` : ''} ${ms} ms${why}`;
 }
 
 /** A fixed-width table: scenario × profile verdicts, and the counts. */

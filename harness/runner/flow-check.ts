@@ -1,7 +1,8 @@
 // "ptlab flow on the exported files equals truth.jsonl" (issue 4 item 10):
 // reads trace.pt, image.bin + image.json and losses.json back from a run
 // directory and reconstructs the flow exactly as `ptlab flow trace.pt
-// --image image.bin@BASE --losses losses.json --json` does.
+// --image image.bin@BASE --losses losses.json --json` does. flowOfStream and compareFlowLines are
+// the same decode and comparison on bytes in memory (`ptlab seq`'s `flow: truth`).
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FlowDecoder, type FlowLoss } from '../../driver/decode/flow/flow-decoder.js';
@@ -10,20 +11,31 @@ import { flowJsonLine } from '../../driver/decode/flow/record.js';
 import type { FlowMatch } from '../scenarios/context.js';
 import { RUN_FILES } from '../report/run-dir.js';
 
+/** A code image the flow decoder reads instructions from: its bytes at `base`. */
+export interface FlowImage {
+  readonly bytes: Uint8Array;
+  readonly base: bigint;
+}
+
+/** The flow-json lines of `trace` over `images`, with the gaps of `lost` (the loss ledger), as `ptlab flow --json` prints them. */
+export function flowOfStream(trace: Uint8Array, images: readonly FlowImage[], lost: readonly FlowLoss[]): string[] {
+  const set = new ImageSet(images.map((i) => ({ bytes: i.bytes, base: i.base })));
+  const out: string[] = [];
+  try {
+    new FlowDecoder(set, { ledger: lost }).decode(trace, (r) => out.push(flowJsonLine(r)));
+  } finally {
+    set.dispose();
+  }
+  return out;
+}
+
 /** The flow-json lines of the run directory `dir`. */
 export async function flowOfRunDir(dir: string): Promise<string[]> {
   const trace = new Uint8Array(await readFile(join(dir, RUN_FILES.trace)));
   const image = new Uint8Array(await readFile(join(dir, RUN_FILES.image)));
   const meta = JSON.parse(await readFile(join(dir, RUN_FILES.imageJson), 'utf8')) as { base: string };
   const losses = JSON.parse(await readFile(join(dir, RUN_FILES.losses), 'utf8')) as { lost: FlowLoss[] };
-  const images = new ImageSet([{ bytes: image, base: BigInt(meta.base) }]);
-  const out: string[] = [];
-  try {
-    new FlowDecoder(images, { ledger: losses.lost }).decode(trace, (r) => out.push(flowJsonLine(r)));
-  } finally {
-    images.dispose();
-  }
-  return out;
+  return flowOfStream(trace, [{ bytes: image, base: BigInt(meta.base) }], losses.lost);
 }
 
 const isGap = (l: string): boolean => l.startsWith('{"kind":"gap"');
@@ -32,6 +44,11 @@ const isGap = (l: string): boolean => l.startsWith('{"kind":"gap"');
 export async function compareFlowWithTruth(dir: string, mode: FlowMatch = 'equal'): Promise<{ ok: boolean; detail: string }> {
   const all = await flowOfRunDir(dir);
   const truth = (await readFile(join(dir, RUN_FILES.truth), 'utf8')).split('\n').filter((l) => l.length > 0);
+  return compareFlowLines(all, truth, mode);
+}
+
+/** Compares reconstructed flow lines `all` with truth lines as `mode` says: ok, and where they first differ. */
+export function compareFlowLines(all: readonly string[], truth: readonly string[], mode: FlowMatch = 'equal'): { ok: boolean; detail: string } {
   let flow = all, want = truth;
   if (mode === 'until-disable') {
     want = truth.slice(0, -1);

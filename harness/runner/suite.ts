@@ -1,21 +1,28 @@
 // A matrix of runs (ptlab run): scenarios × profiles on one target, one run
 // directory each under `out/<scenario>/<profile>/` (a seed sweep: seeds ×
 // scenarios × profiles under `out/seed-<S>/`), progress as each finishes,
-// and a junit.xml of every run at `out/junit.xml` for CI. The target is opened
-// once for the whole suite (one VM) and always disposed, also when the suite is
-// aborted (SIGINT in the CLI) or a run throws.
+// a junit.xml of every run at `out/junit.xml` for CI and the index of results
+// `out/results.jsonl`. A shard (`--shard i/n`) runs only its cells and writes
+// `out/shard.json`, which says which shard of which matrix it is
+// (docs/sharding.md). The target is opened once for the whole suite (one VM)
+// and always disposed, also when the suite is aborted (SIGINT in the CLI) or a
+// run throws.
 import { access, constants, mkdir, readdir, realpath, rmdir, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
 import { junitSweepXml, junitXml, type TimedResult } from '../report/junit.js';
 import { errorResult, type ResultJson } from '../report/result.js';
+import { RESULTS_FILE, resultsIndexText } from '../report/results-index.js';
 import type { DriverFault } from '../../driver/faults.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import type { CpuProfile, ProfileName } from '../sim/profiles.js';
 import type { Scenario, TargetKind } from '../scenarios/scenario.js';
+import { cellsOf, fingerprintOf, type MatrixDef } from './matrix.js';
 import { runScenario, type KeepRuns } from './run-scenario.js';
+import { cellsOfShard, removeShardJson, SHARD_FORMAT, writeShardJson, type ShardJson, type ShardSpec } from './shard.js';
 import { openSuiteTarget, targetFailure, type SuiteTarget } from './suite-target.js';
 import type { TargetReach } from './targets.js';
+import { ptlabVersion } from './version.js';
 
 /** What to run. */
 export interface SuitePlan {
@@ -41,12 +48,14 @@ export interface SuitePlan {
   readonly reach?: TargetReach;
   /** Runs ending in a target failure after which the suite stops (default DEFAULT_MAX_TARGET_FAILURES). */
   readonly maxTargetFailures?: number;
+  /** Run only this shard's cells (shard.ts) and write shard.json. */
+  readonly shard?: ShardSpec;
 }
 
 /** How a suite runs. */
 export interface SuiteOptions {
-  /** Sees each result as it finishes. */
-  readonly progress?: (r: ResultJson, i: number, n: number, ms: number) => void;
+  /** Sees each result as it finishes: the i-th of n, its time, and whether it was the last run of its seed. */
+  readonly progress?: (r: ResultJson, i: number, n: number, ms: number, seedDone: boolean) => void;
   /** Called once the target is open, with its description (e.g. to say a VM booted). */
   readonly opened?: (t: SuiteTarget) => void;
   /** Stops the suite after the current run (the target is still disposed); the outcome is incomplete. */
@@ -137,6 +146,8 @@ export interface SuiteOutcome {
   readonly disposeError?: string;
   /** junit.xml could not be written. */
   readonly junitError?: string;
+  /** results.jsonl (or a shard's shard.json) could not be written. */
+  readonly indexError?: string;
 }
 
 /** Target failures (runs ending in a target error) after which a suite stops by default (--max-target-failures). */
@@ -160,6 +171,8 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
   const opts: SuiteOptions = typeof o === 'function' ? { progress: o } : o;
   const progress = opts.progress ?? (() => undefined);
   const created = await prepareOut(plan.out, plan.force);
+  // Under --force an earlier shard's identity must not outlive it: this suite is another one.
+  if (plan.shard === undefined) await removeShardJson(plan.out);
   let host: SuiteTarget;
   try {
     host = await openSuiteTarget(plan.target, plan.reach, opts.signal);
@@ -176,12 +189,17 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
   const sweep = plan.lastSeed !== undefined;
   const keep = plan.keep ?? (sweep ? 'failed' : 'all');
   const maxFailures = plan.maxTargetFailures ?? DEFAULT_MAX_TARGET_FAILURES;
-  const jobs = seedsOf(plan).flatMap((seed) => plan.scenarios.flatMap((s) => profiles.map((p) => ({ seed, s, p, name: typeof p === 'string' ? p : p.name }))));
+  const matrix = seedsOf(plan).flatMap((seed) => plan.scenarios.flatMap((s) => profiles.map((p) => ({ seed, s, p, name: typeof p === 'string' ? p : p.name }))));
+  // The cells in the unsharded order (matrix.ts cellsOf, the same loops); a shard keeps its own.
+  const jobs = plan.shard ? cellsOfShard(matrix.map((j, index) => ({ ...j, index })), plan.shard) : matrix;
+  const shardJson = plan.shard ? await shardJsonOf(plan, profiles.map((p) => (typeof p === 'string' ? p : p.name)), keep, jobs.length) : undefined;
   const baseOf = (j: typeof jobs[number]) => ({ scenario: j.s.name, target: plan.target, profile: j.name, seed: j.seed });
   const timed: TimedResult[] = [];
-  let incomplete: Incomplete | undefined, disposeError: string | undefined, junitError: string | undefined, targetFailures = 0;
+  let incomplete: Incomplete | undefined, disposeError: string | undefined, junitError: string | undefined, indexError: string | undefined, targetFailures = 0;
   try {
-    for (const [i, job] of jobs.entries()) {
+    const shardError = shardJson && await writeShardJson(plan.out, shardJson).then(() => undefined, (e: unknown) => (e as Error).message);
+    if (shardError !== undefined) incomplete = { cause: 'write-error', reason: `cannot write ${plan.out}/shard.json: ${shardError}` };
+    for (const [i, job] of (incomplete ? [] : jobs).entries()) {
       const { seed, s, p, name } = job;
       if (opts.signal?.aborted || opts.now?.aborted) { incomplete = { cause: 'interrupted', reason: `interrupted after ${timed.length} of ${jobs.length} runs` }; break; }
       const t0 = performance.now();
@@ -208,7 +226,7 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
       // A sweep holds thousands of results: a run that did not fail keeps only its verdict.
       const ms = Math.round(performance.now() - t0);
       timed.push({ result: sweep && r.verdict !== 'fail' && r.verdict !== 'error' ? { ...r, expectations: [], figures: {} } : r, ms });
-      progress(r, i + 1, jobs.length, ms);
+      progress(r, i + 1, jobs.length, ms, jobs[i + 1]?.seed !== seed);
       if (r.verdict === 'error' && !opts.now?.aborted) {
         const lost = host.lost?.();
         targetFailures++;
@@ -229,9 +247,26 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
     const why = incomplete?.reason;
     await writeFile(join(plan.out, 'junit.xml'), sweep ? junitSweepXml(timed, why) : junitXml(timed, why))
       .catch((e: unknown) => { junitError = (e as Error).message; });
+    await writeFile(join(plan.out, RESULTS_FILE), resultsIndexText(timed))
+      .then(() => shardJson && writeShardJson(plan.out, { ...shardJson, status: why === undefined ? 'done' : 'incomplete', runs: timed.length, ...(why === undefined ? {} : { incomplete: why }) }))
+      .catch((e: unknown) => { indexError = (e as Error).message; });
   }
   return {
     results: timed.map((t) => t.result),
-    ...(incomplete ? { incomplete } : {}), ...(disposeError ? { disposeError } : {}), ...(junitError ? { junitError } : {}),
+    ...(incomplete ? { incomplete } : {}), ...(disposeError ? { disposeError } : {}), ...(junitError ? { junitError } : {}), ...(indexError ? { indexError } : {}),
+  };
+}
+
+/** shard.json of a shard that starts: which shard, the matrix it was cut from and its fingerprint. */
+async function shardJsonOf(plan: SuitePlan, profiles: readonly string[], keep: KeepRuns, shardCells: number): Promise<ShardJson> {
+  const matrix: MatrixDef = {
+    target: plan.reach?.kind === 'qemu' ? `qemu --pt ${plan.reach.pt}` : plan.target, sweep: plan.lastSeed !== undefined, keep,
+    seeds: { from: plan.seed, to: plan.lastSeed ?? plan.seed }, scenarios: plan.scenarios.map((s) => s.name), profiles,
+    knobs: [...(plan.knobs ?? [])], driverFaults: [...(plan.driverFaults ?? [])],
+  };
+  const version = await ptlabVersion();
+  return {
+    format: SHARD_FORMAT, shard: plan.shard!.index, of: plan.shard!.count, ptlab: version, fingerprint: fingerprintOf(matrix, version),
+    cells: cellsOf(matrix).length, shardCells, matrix, status: 'running',
   };
 }

@@ -11,16 +11,26 @@ import { KNOWN_MSRS, msrAt, nearest, nearestField, type KnownMsr } from './names
 import { PACKET_NAMES, type CountRange } from './packets.js';
 import type { SeqPath, SeqSource } from './parse.js';
 import { checkSchema, STEP_KINDS, type StepKind } from './schema.js';
+import { checkTraceOrder, handlePmiStep, traceStep } from './check-trace.js';
+import { WRMSR_ALLOWLIST, WRMSR_ALLOWLIST_TEXT } from './msr-allowlist.js';
+import { SIM_RULES, type SeqTargetRules } from './target-rules.js';
 
 type Obj = Readonly<Record<string, unknown>>;
 
-/** Parses nothing, runs nothing: checks `src` and returns its steps; throws SeqFileError at the first mistake. */
-export function checkSequence(src: SeqSource): Sequence {
+/** IA32_RTIT_CTL, whose fields a `trace` step's `ctl` names. */
+const CTL_REF: MsrRef = { address: KNOWN_MSRS.get('IA32_RTIT_CTL')!.address, known: KNOWN_MSRS.get('IA32_RTIT_CTL')!, label: 'IA32_RTIT_CTL' };
+
+/**
+ * Parses nothing, runs nothing: checks `src` for the target `rules` describes (default: the sim) and
+ * returns its steps; throws SeqFileError at the first mistake.
+ */
+export function checkSequence(src: SeqSource, rules: SeqTargetRules = SIM_RULES): Sequence {
   checkSchema(src);
   const doc = src.value as Obj;
   const names = new Map<string, 'buffer' | 'table' | 'area'>();
-  const c = new Checker(src, names);
+  const c = new Checker(src, names, rules);
   const steps = c.steps(['steps'], doc.steps as unknown[]);
+  checkTraceOrder(steps);
   return {
     file: src.file,
     name: typeof doc.name === 'string' ? doc.name : basename(src.file).replace(/\.ya?ml$/, ''),
@@ -37,7 +47,7 @@ class Checker {
   /** The size of each buffer, by name (ToPA regions are checked against it). */
   private readonly sizes = new Map<string, number>();
 
-  constructor(private readonly src: SeqSource, private readonly names: Map<string, 'buffer' | 'table' | 'area'>) {}
+  constructor(private readonly src: SeqSource, private readonly names: Map<string, 'buffer' | 'table' | 'area'>, private readonly rules: SeqTargetRules) {}
 
   steps(at: SeqPath, list: readonly unknown[]): Step[] {
     return list.map((s, i) => this.step([...at, i], s as Obj));
@@ -59,6 +69,7 @@ class Checker {
       }
       case 'wrmsr': {
         const msr = this.msr([...at, 'wrmsr'], s.wrmsr);
+        this.allowed([...at, 'wrmsr'], msr);
         const { value, text } = this.writeValue(at, msr, s);
         const expect = (s.expect ?? 'ok') as 'ok' | 'gp';
         if (s.rule !== undefined && expect !== 'gp') throw new SeqFileError('schema', this.src.pos([...at, 'rule'], true), `'rule' names the #GP rule of 'expect: gp'; this step expects ok`);
@@ -86,6 +97,10 @@ class Checker {
         });
         return { kind, at: pos, name, entries };
       }
+      case 'trace':
+        return traceStep(this.src, at, s, s.ctl === undefined ? new Map() : this.fieldsOf([...at, 'ctl'], CTL_REF, s.ctl as Obj));
+      case 'handle-pmi':
+        return handlePmiStep(this.src, at, s);
       case 'pmi-enable':
         return { kind, at: pos, cpu: num(s['pmi-enable']) };
       case 'run': {
@@ -102,9 +117,12 @@ class Checker {
       }
       case 'collect': {
         const c = (s.collect ?? {}) as Obj, e = (s.expect ?? {}) as Obj;
+        if (e.flow !== undefined && !this.rules.model) {
+          throw new SeqFileError('not-on-target', this.src.pos([...at, 'expect', 'flow']), `flow: truth compares with the reference model's truth, and on ${this.rules.label} the PT unit is the CPU's own (no truth): run it on the sim or qemu --pt model`);
+        }
         return {
           kind, at: pos, cpu: num(c.cpu), bytes: e.bytes === undefined ? undefined : num(e.bytes), minBytes: e['min-bytes'] === undefined ? undefined : num(e['min-bytes']),
-          packets: e.packets === undefined ? undefined : this.packets([...at, 'expect', 'packets'], e.packets as Obj),
+          packets: e.packets === undefined ? undefined : this.packets([...at, 'expect', 'packets'], e.packets as Obj), flow: e.flow as 'truth' | undefined,
         };
       }
       case 'xsaves': {
@@ -131,6 +149,12 @@ class Checker {
     return out;
   }
 
+  /** Refuses a WRMSR that reaches a real MSR outside the allowlist (msr-allowlist.ts), unless --allow-msr. */
+  private allowed(at: SeqPath, msr: MsrRef): void {
+    if (this.rules.allowMsr || !this.rules.realMsr(msr.address) || WRMSR_ALLOWLIST.has(msr.address)) return;
+    throw new SeqFileError('msr-not-allowed', this.src.pos(at), `WRMSR ${msr.label} writes a real MSR on ${this.rules.label}, and it is not a PT or performance-monitoring MSR (${WRMSR_ALLOWLIST_TEXT}): give --allow-msr to write it`);
+  }
+
   /** An MSR by SDM name or number. */
   private msr(at: SeqPath, v: unknown): MsrRef {
     if (typeof v === 'string') {
@@ -143,7 +167,7 @@ class Checker {
     return { address, known, label: known ? `${known.name} (${hex(BigInt(address))})` : hex(BigInt(address)) };
   }
 
-  private fieldsOf(at: SeqPath, msr: MsrRef, values: Obj): Map<string, bigint> {
+  fieldsOf(at: SeqPath, msr: MsrRef, values: Obj): Map<string, bigint> {
     const known = this.table(at, msr);
     const out = new Map<string, bigint>();
     for (const [f, v] of Object.entries(values)) {

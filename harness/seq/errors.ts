@@ -31,7 +31,13 @@ export type SeqProblem =
   /** A buffer, table or area name used before it is defined, or defined twice. */
   | 'unknown-name'
   /** A `--cpu`/`cpu:` profile that does not exist, or a rule id that no rule has. */
-  | 'bad-config';
+  | 'bad-config'
+  /** A step out of order with the driver's trace session: `handle-pmi` with no `trace` open, a `trace` while one is. */
+  | 'trace-state'
+  /** A check the target cannot make: `flow: truth` where the reference model is not the PT unit. */
+  | 'not-on-target'
+  /** A WRMSR that would reach a real MSR outside the PT and performance-monitoring allowlist, without --allow-msr. */
+  | 'msr-not-allowed';
 
 /** A sequence file ptlab refuses: the message starts with file:line:col. */
 export class SeqFileError extends PtError {

@@ -6,11 +6,16 @@ import { hex } from '../../driver/base/hex.js';
 import { CpuFaultError } from '../../driver/hw/cpu-fault.js';
 import { PT_STATE_BIT } from '../../driver/hw/xsave.js';
 import { TOPA_ENTRY_BYTES, topaEntry } from '../../driver/hw/topa.js';
-import type { Execution, PhysRegion, Target, TargetEvent } from '../../driver/target.js';
+import type { PhysRegion, Target } from '../../driver/target.js';
 import type { ResultJson } from '../report/result.js';
-import { generateWorkload, type GeneratedWorkload } from '../sim/workload/index.js';
+import type { GeneratedWorkload } from '../sim/workload/index.js';
+import type { Loss } from '../../driver/collect/ledger.js';
+import type { PmiEvent } from '../../driver/pmi/handler.js';
 import { collectOutput, type BuiltTable } from './collect.js';
 import { formatPos } from './errors.js';
+import { judgeFlow } from './flow.js';
+import { judgeHandled, SeqTrace } from './trace-run.js';
+import { SeqWorkloads } from './workload.js';
 import { countPackets, judgePackets } from './packets.js';
 import { judgeCpuid, judgeRead, type Judged } from './judge.js';
 import type { Sequence, Step } from './model.js';
@@ -33,23 +38,23 @@ export function ruleOf(e: CpuFaultError): string {
   return e.fault.reason.split(':')[0]!.trim();
 }
 
-interface Running {
-  readonly ex: Execution;
-  readonly it: AsyncIterator<TargetEvent>;
-  branches: number;
+/** What a sequence's run has besides its target. */
+export interface SeqRunOptions {
+  /** The reference model's truth.jsonl lines of CPU 0 so far (where the model is the PT unit): what `flow: truth` compares with. */
+  readonly truth?: () => readonly string[];
 }
 
 /** Runs `seq` on `t`; `seed` (--seed, else the file's seed:, else 1) is the seed of `run` steps without one. */
-export async function runSequence(seq: Sequence, t: Target, seed: number): Promise<SeqOutcome> {
-  const r = new SeqRun(t, seed);
+export async function runSequence(seq: Sequence, t: Target, seed: number, o: SeqRunOptions = {}): Promise<SeqOutcome> {
+  const r = new SeqRun(t, seed, o.truth);
   try {
     for (const s of seq.steps) await r.step(s);
   } catch (e) {
     r.expect(r.current, 'the sequence ran to its end', false, `${(e as Error).name}: ${(e as Error).message}`);
   } finally {
-    await r.stop();
+    await r.finish();
   }
-  return { expectations: r.expectations, trace: r.trace(), workload: r.workload, pmis: r.pmis };
+  return { expectations: r.expectations, trace: r.trace(), workload: r.workloads.first, pmis: r.workloads.pmis };
 }
 
 class SeqRun {
@@ -58,13 +63,19 @@ class SeqRun {
   private readonly tables: (BuiltTable & { name: string })[] = [];
   private readonly areas = new Map<string, Uint8Array>();
   private readonly collected: Uint8Array[] = [];
-  private running: Running | undefined;
-  workload: GeneratedWorkload | undefined;
-  pmis = 0;
+  readonly workloads: SeqWorkloads;
+  /** The driver's trace session, from a `trace` step to the `collect` that ends it. */
+  private traced: SeqTrace | undefined;
+  /** The PMI the last `wait-pmi` met, until a `handle-pmi` hands it to the driver. */
+  private lastPmi: PmiEvent | undefined;
+  /** Truth lines since the previous `collect` (what `flow: truth` compares). */
+  private truthFrom = 0;
   /** The step running now (where a thrown error is reported). */
   current: Step | undefined;
 
-  constructor(private readonly t: Target, private readonly seed: number) {}
+  constructor(private readonly t: Target, seed: number, private readonly truth: (() => readonly string[]) | undefined) {
+    this.workloads = new SeqWorkloads(t, seed);
+  }
 
   /** One expectation, named "file:line kind what". */
   expect(s: Step | undefined, what: string, ok: boolean, detail: string): void {
@@ -81,10 +92,12 @@ class SeqRun {
     return Buffer.concat(this.collected);
   }
 
-  async stop(): Promise<void> {
-    const r = this.running;
-    this.running = undefined;
-    if (r) await r.ex[Symbol.asyncDispose]();
+  /** At the end of the sequence: the workload stopped, a trace session not collected ended (TraceEn=0, regions freed). */
+  async finish(): Promise<void> {
+    await this.workloads.stop();
+    const tr = this.traced;
+    this.traced = undefined;
+    await tr?.abandon();
   }
 
   async step(s: Step): Promise<void> {
@@ -140,15 +153,29 @@ class SeqRun {
         this.tables.push({ name: s.name, base: region.base, entries });
         return;
       }
+      case 'trace':
+        if (this.traced) throw new PtError('bad_state', `a trace session is already open (the trace at line ${this.traced.step.at.line})`);
+        this.traced = await SeqTrace.open(this.t, s);
+        return;
+      case 'handle-pmi':
+        return this.handlePmi(s);
       case 'pmi-enable':
         await this.t.pmiEnable(s.cpu);
         return;
-      case 'run':
-        return this.run(s);
-      case 'wait-pmi':
-        return this.waitPmi(s);
+      case 'run': {
+        // The driver owns the output of a trace session: its handler takes every PMI a run meets (as TraceSession.run does).
+        const tr = this.traced;
+        this.judged(s, await this.workloads.run(s, tr ? async (ev) => (await tr.handle(ev)).branch ?? 'no refill' : undefined));
+        return;
+      }
+      case 'wait-pmi': {
+        const w = await this.workloads.waitPmi(s);
+        if (w.pmi) this.lastPmi = w.pmi;
+        this.judged(s, w.judged);
+        return;
+      }
       case 'collect': {
-        const c = await collectOutput(this.t, s.cpu, this.tables);
+        const c = await this.collect(s.cpu);
         this.collected.push(c.bytes);
         const n = c.bytes.length;
         if (s.bytes !== undefined) this.expect(s, `${s.bytes} bytes`, n === s.bytes, c.how);
@@ -158,6 +185,13 @@ class SeqRun {
           const j = judgePackets(countPackets(c.bytes), s.packets);
           this.expect(s, 'packets', j.ok, `${j.detail} in ${n} bytes`);
         }
+        const truth = this.truth?.() ?? [];
+        if (s.flow !== undefined) {
+          if (!this.truth) this.expect(s, 'flow = truth', false, 'this target has no reference model, so no truth');
+          else this.judged(s, judgeFlow(c.bytes, this.workloads.since, c.lost, truth.slice(this.truthFrom)));
+        }
+        this.truthFrom = truth.length;
+        this.workloads.since = [];
         return;
       }
       case 'xsaves': {
@@ -190,6 +224,24 @@ class SeqRun {
     }
   }
 
+  /** The output so far: the driver's collection while a trace session is open (it ends the session), else the pointers' walk of the tables built by hand. */
+  private async collect(cpu: number): Promise<{ bytes: Uint8Array; how: string; lost: readonly Loss[] }> {
+    const tr = this.traced;
+    if (!tr) return { ...(await collectOutput(this.t, cpu, this.tables)), lost: [] };
+    this.traced = undefined;
+    return tr.collect();
+  }
+
+  /** The driver's handler for the PMI the last wait-pmi met. */
+  private async handlePmi(s: Extract<Step, { kind: 'handle-pmi' }>): Promise<void> {
+    const ev = this.lastPmi, tr = this.traced;
+    const what = s.expect.branch === undefined ? s.expect.action : `${s.expect.action} ${s.expect.branch}`;
+    if (!tr) throw new PtError('bad_state', 'no trace session is open');
+    if (!ev) { this.expect(s, what, false, 'no PMI to handle: the last wait-pmi met none, or it was handled already'); return; }
+    this.lastPmi = undefined;
+    this.judged(s, judgeHandled(await tr.handle(ev), s.expect));
+  }
+
   /** An expected #GP: it must name `rule` when one is given. */
   private gp(s: Step, what: string, e: CpuFaultError, rule: string | undefined): void {
     const got = ruleOf(e);
@@ -201,63 +253,5 @@ class SeqRun {
     const r = this.regions.get(name);
     if (!r) throw new PtError('bad_state', `${name} was never allocated (its alloc or topa step did not run)`);
     return r.base;
-  }
-
-  private async run(s: Extract<Step, { kind: 'run' }>): Promise<void> {
-    if (!this.running || s.seed !== undefined || s.branches !== undefined) {
-      await this.stop();
-      const w = generateWorkload(s.seed ?? this.seed, s.branches === undefined ? {} : { branches: s.branches });
-      this.workload ??= w;
-      const ex = this.t.start(w, s.cpu, s.sliceBranches === undefined ? {} : { sliceBranches: s.sliceBranches });
-      this.running = { ex, it: ex.events[Symbol.asyncIterator](), branches: 0 };
-    }
-    const r = this.running!;
-    let slices = 0, pmis = 0;
-    const want = s.expect ?? (s.slices !== undefined ? 'slices' : 'exit');
-    for (;;) {
-      const n = await r.it.next();
-      if (n.done) { await this.stop(); this.expect(s, `ran to ${want}`, want === 'exit', `the execution ended without an exit event (${pmis} PMI(s))`); return; }
-      const ev = n.value;
-      if (ev.kind === 'fault') throw ev.error;
-      if (ev.kind === 'pmi') { pmis++; this.pmis++; continue; }
-      if (ev.kind === 'exit') {
-        await this.stop();
-        this.expect(s, `ran to ${want}`, want === 'exit', `the workload exited (code ${ev.code}) after ${slices} slice(s), ${pmis} PMI(s)`);
-        return;
-      }
-      slices++;
-      r.branches = ev.branches;
-      if (s.slices !== undefined && slices >= s.slices) {
-        this.expect(s, `ran to ${want}`, want === 'slices', `${slices} slice(s), ${ev.branches} branches, ${pmis} PMI(s); the workload is suspended`);
-        return;
-      }
-    }
-  }
-
-  private async waitPmi(s: Extract<Step, { kind: 'wait-pmi' }>): Promise<void> {
-    const r = this.running;
-    if (!r) { this.expect(s, s.expect === 'pmi' ? 'a PMI' : 'no PMI', s.expect === 'none', 'no workload is running (a run step with slices leaves one suspended)'); return; }
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((res) => { timer = setTimeout(() => res('timeout'), s.timeoutMs); });
-    try {
-      for (;;) {
-        const n = await Promise.race([r.it.next(), timeout]);
-        if (n === 'timeout') { this.expect(s, s.expect === 'pmi' ? 'a PMI' : 'no PMI', s.expect === 'none', `no PMI within ${s.timeoutMs} ms`); return; }
-        if (n.done || n.value.kind === 'exit') {
-          await this.stop();
-          this.expect(s, s.expect === 'pmi' ? 'a PMI' : 'no PMI', s.expect === 'none', 'the workload exited without a PMI');
-          return;
-        }
-        const ev = n.value;
-        if (ev.kind === 'fault') throw ev.error;
-        if (ev.kind === 'pmi') {
-          this.pmis++;
-          this.expect(s, s.expect === 'pmi' ? 'a PMI' : 'no PMI', s.expect === 'pmi', `PMI: GLOBAL_STATUS ${hex(ev.globalStatus)}, STATUS ${hex(ev.status)}`);
-          return;
-        }
-      }
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }

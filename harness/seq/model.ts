@@ -1,5 +1,8 @@
 // A checked sequence: every name resolved against the field tables, every value exact. check.ts
 // builds it from the parsed file; exec.ts runs it.
+import type { PmiAction } from '../../driver/pmi/handler.js';
+import type { TopaPolicy, TopaRequest, TraceRequest } from '../../driver/request.js';
+import type { TopaBranch } from '../../driver/topa/policies.js';
 import type { SeqPos } from './errors.js';
 import type { KnownMsr } from './names.js';
 import type { ProfileName } from '../sim/profiles.js';
@@ -38,6 +41,21 @@ export type TopaEntryRef =
   | { readonly kind: 'region'; readonly buffer: string; readonly int: boolean; readonly stop: boolean }
   | { readonly kind: 'end'; readonly table: string };
 
+/** What a `handle-pmi` expects of the driver's handler: the action it took and, when given, the refill's branch. */
+export interface HandleExpect {
+  readonly action: Extract<PmiAction, 'handled' | 'not-topa' | 'ignored-preserved'>;
+  readonly branch: TopaBranch | undefined;
+}
+
+/** Where a `handle-pmi`'s policy and expected branch are written (its refusals point there). */
+export interface HandleWhere {
+  readonly policy: SeqPos | undefined;
+  readonly branch: SeqPos | undefined;
+}
+
+/** The request of a `trace` step: ToPA output with one of the driver's policies. */
+export type TopaTraceRequest = TraceRequest & { readonly output: TopaRequest };
+
 interface At {
   /** Where the step starts in its file. */
   readonly at: SeqPos;
@@ -52,7 +70,9 @@ export type Step = At & (
   | { readonly kind: 'pmi-enable'; readonly cpu: number }
   | { readonly kind: 'run'; readonly cpu: number; readonly seed: number | undefined; readonly branches: number | undefined; readonly slices: number | undefined; readonly sliceBranches: number | undefined; readonly expect: 'exit' | 'slices' | undefined }
   | { readonly kind: 'wait-pmi'; readonly timeoutMs: number; readonly expect: 'pmi' | 'none' }
-  | { readonly kind: 'collect'; readonly cpu: number; readonly bytes: number | undefined; readonly minBytes: number | undefined; readonly packets: ReadonlyMap<string, CountRange> | undefined }
+  | { readonly kind: 'collect'; readonly cpu: number; readonly bytes: number | undefined; readonly minBytes: number | undefined; readonly packets: ReadonlyMap<string, CountRange> | undefined; readonly flow: 'truth' | undefined }
+  | { readonly kind: 'trace'; readonly cpu: number; readonly request: TopaTraceRequest; readonly text: string }
+  | { readonly kind: 'handle-pmi'; readonly policy: TopaPolicy | undefined; readonly expect: HandleExpect; readonly where: HandleWhere }
   | { readonly kind: 'xsaves'; readonly area: string; readonly cpu: number; readonly expect: 'ok' | 'gp' }
   | { readonly kind: 'xrstors'; readonly area: string; readonly cpu: number; readonly expect: 'ok' | 'gp'; readonly rule: string | undefined }
   | { readonly kind: 'repeat'; readonly times: number; readonly steps: readonly Step[] }

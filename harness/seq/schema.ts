@@ -8,7 +8,9 @@ import { nearest } from './names.js';
 import type { SeqPath, SeqSource } from './parse.js';
 
 /** Every step kind, in the order docs/formats/seq.md lists them. */
-export const STEP_KINDS = ['cpuid', 'rdmsr', 'wrmsr', 'alloc', 'topa', 'pmi-enable', 'run', 'wait-pmi', 'collect', 'xsaves', 'xrstors', 'repeat'] as const;
+export const STEP_KINDS = [
+  'cpuid', 'rdmsr', 'wrmsr', 'alloc', 'topa', 'trace', 'pmi-enable', 'run', 'wait-pmi', 'handle-pmi', 'collect', 'xsaves', 'xrstors', 'repeat',
+] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 
 /** docs/schemas/seq.schema.json, found from harness/seq and from dist/harness/seq alike. */

@@ -82,7 +82,7 @@ export class SshClient implements AsyncDisposable {
           fail(new SshError('connect', `${where}: ${e.message}`, where, { cause: e }));
         }
       });
-      conn.connect({
+      const options = {
         host: cfg.host,
         port: cfg.port ?? 22,
         username: cfg.username,
@@ -93,7 +93,13 @@ export class SshClient implements AsyncDisposable {
           mismatch = key;
           return false;
         },
-      });
+      };
+      // ssh2 throws at once for a client key it cannot parse: a final failure (no retry), with the timer cleared.
+      try {
+        conn.connect(options);
+      } catch (e) {
+        fail(e as Error);
+      }
     });
   }
 

@@ -34,6 +34,7 @@ const UPWARD: readonly UpwardCase[] = [
   { label: 'the qemu target importing the sim', path: 'harness/qemu/probe-qemu.ts', src: "import { x } from '../sim/probe-sim.js';\nexport const y = x;\n", rule: 'qemu-imports-no-other-target', to: 'harness/sim/probe-sim.ts' },
   { label: 'the guest link importing a target', path: 'harness/link/probe-link.ts', src: "import { x } from '../sim/probe-sim.js';\nexport const y = x;\n", rule: 'link-below-targets', to: 'harness/sim/probe-sim.ts' },
   { label: 'a target importing the runner', path: 'harness/sim/probe-sim2.ts', src: "import { x } from '../runner/probe-runner.js';\nexport const y = x;\n", rule: 'targets-below-the-suite', to: 'harness/runner/probe-runner.ts' },
+  { label: 'the runner importing ptlab merge', path: 'harness/runner/probe-runner2.ts', src: "import { x } from '../merge/probe-merge.js';\nexport const y = x;\n", rule: 'merge-below-the-cli-only', to: 'harness/merge/probe-merge.ts' },
 ];
 
 const made: string[] = [];
@@ -62,7 +63,7 @@ describe('layering (dependency-cruiser)', () => {
     const leaf = "export const x = 1;\nexport type X = number;\n";
     const dir = await tree({
       'driver/session.ts': leaf, 'driver/hw/probe-field.ts': leaf, 'harness/sim/probe-sim.ts': leaf,
-      'harness/qemu/probe-qemu.ts': leaf, 'harness/runner/probe-runner.ts': leaf, [path]: src,
+      'harness/qemu/probe-qemu.ts': leaf, 'harness/runner/probe-runner.ts': leaf, 'harness/merge/probe-merge.ts': leaf, [path]: src,
     });
     expect(await violations(dir, ['driver', 'harness'])).toEqual([`${rule}: ${path} → ${to}`]);
   });

@@ -36,7 +36,7 @@ describe('ptlab run', () => {
   test('runs one scenario on one profile: exit 0, a progress line on stderr, the summary on stdout, the run directory', async () => {
     const out = join(root, 'one');
     const r = await ptlab('run', 'ret-compression', '--cpu', 'icelake', '--out', out);
-    expect([r.code, /\[1\/1\] PASS ret-compression \(sim:icelake\)/.test(r.err), r.out.includes('1 runs: 1 passed, 0 failed, 0 skipped'),
+    expect([r.code, /\[1\/1, 0 failed\] PASS ret-compression \(sim:icelake\)/.test(r.err), r.out.includes('1 runs: 1 passed, 0 failed, 0 skipped'),
       existsSync(join(out, 'ret-compression', 'icelake', 'result.json')), existsSync(join(out, 'junit.xml'))]).toEqual([0, true, true, true, true]);
   });
 
@@ -73,6 +73,9 @@ describe('ptlab run', () => {
     ['a --seeds range that ends before it starts', ['topa-grow', '--seeds', '9-3'], /ends before it starts/],
     ['a --seeds bound out of range', ['topa-grow', '--seeds', '1-4294967296'], /--seeds must be an integer 0..4294967295/],
     ['an unknown --keep', ['topa-grow', '--keep', 'some'], /--keep must be all or failed/],
+    ['a --shard beyond n', ['topa-grow', '--shard', '4/3'], /--shard takes i\/n with 1 ≤ i ≤ n/],
+    ['a --shard 0', ['topa-grow', '--shard', '0/3'], /--shard takes i\/n with 1 ≤ i ≤ n/],
+    ['a --shard that is no fraction', ['topa-grow', '--shard', 'x/y'], /--shard takes i\/n with 1 ≤ i ≤ n/],
   ] as const)('%s: a clear error, exit 2, nothing written', async ([, args, msg]) => {
     const out = join(root, `bad-${args.join('_').replace(/[^a-z0-9]/gi, '')}`);
     const r = await ptlab('run', ...args, '--out', out);
@@ -99,7 +102,7 @@ describe('ptlab run --seeds (a seed sweep)', () => {
     const out = join(root, 'sweep-pass');
     const r = await ptlab('run', 'ret-compression', 'topa-grow', '--cpu', 'skylake', '--seeds', '3-5', '--out', out);
     expect([r.code, (r.err.match(/^seed [345]: 2 runs, 0 failed/gm) ?? []).length, /^ret-compression +0\/3$/m.test(r.out),
-      r.out.includes('6 runs over seeds 3-5: 6 passed, 0 failed, 0 skipped; 0 failures per 1,000 runs'), await readdir(out)]).toEqual([0, 3, true, true, ['junit.xml']]);
+      r.out.includes('6 runs over seeds 3-5: 6 passed, 0 failed, 0 skipped; 0 failures per 1,000 runs'), (await readdir(out)).sort()]).toEqual([0, 3, true, true, ['junit.xml', 'results.jsonl']]);
   });
 
   test('a failing sweep: exit 1, each failure with its seed, the failing seeds listed, the failed runs kept', async () => {
@@ -108,7 +111,7 @@ describe('ptlab run --seeds (a seed sweep)', () => {
     const kept = await readdir(out);
     expect([r.code, /\[1\/2\] FAIL err-reserved-bit \(sim:skylake\) seed 7/.test(r.err), r.out.includes('err-reserved-bit sim:skylake: 7, 8'),
       r.out.includes('1000 failures per 1,000 runs'), kept.sort(), existsSync(join(out, 'seed-8', 'err-reserved-bit', 'skylake', 'result.json'))])
-      .toEqual([1, true, true, true, ['junit.xml', 'seed-7', 'seed-8'], true]);
+      .toEqual([1, true, true, true, ['junit.xml', 'results.jsonl', 'seed-7', 'seed-8'], true]);
     const junit = await readFile(join(out, 'junit.xml'), 'utf8');
     expect([(junit.match(/<testcase /g) ?? []).length, (junit.match(/<failure /g) ?? []).length, junit.includes('name="seed 8"')]).toEqual([2, 2, true]);
   });
@@ -122,12 +125,12 @@ describe('ptlab run --seeds (a seed sweep)', () => {
   test('--fail-fast stops at the first failed run', async () => {
     const out = join(root, 'fail-fast');
     const r = await ptlab('run', 'err-reserved-bit', '--cpu', 'skylake', '--seeds', '1-50', '--knob', 'swallow-gp', '--fail-fast', '--out', out);
-    expect([r.code, r.out.includes('1 runs over seeds 1-1: 0 passed, 1 failed'), (await readdir(out)).sort()]).toEqual([1, true, ['junit.xml', 'seed-1']]);
+    expect([r.code, r.out.includes('1 runs over seeds 1-1: 0 passed, 1 failed'), (await readdir(out)).sort()]).toEqual([1, true, ['junit.xml', 'results.jsonl', 'seed-1']]);
   });
 
   test('--keep failed on one seed leaves only the failed runs\' directories', async () => {
     const out = join(root, 'keep-failed');
     const r = await ptlab('run', 'err-reserved-bit', 'ret-compression', '--cpu', 'skylake', '--keep', 'failed', '--knob', 'swallow-gp', '--out', out);
-    expect([r.code, (await readdir(out)).sort()]).toEqual([1, ['err-reserved-bit', 'junit.xml']]);
+    expect([r.code, (await readdir(out)).sort()]).toEqual([1, ['err-reserved-bit', 'junit.xml', 'results.jsonl']]);
   });
 });

@@ -1,6 +1,7 @@
-// `ptlab run` on a terminal (issue 10 item 3): progress is one live line on stderr, rewritten in
-// place (`\r`, erase to end of line) for runs that pass, while a failed run's line is kept; the
-// live line is cleared before the summary. The terminal is a pseudo-terminal from util-linux
+// `ptlab run` on a terminal (issue 10 item 3, issue 12 item 5): progress is one live line on
+// stderr, rewritten in place (`\r`, erase to end of line) after every run with the runs done, the
+// failures so far and the time left, while a failed run's line is kept; the live line is cleared
+// before the summary. The terminal is a pseudo-terminal from util-linux
 // `script` (Debian: bsdutils, always installed).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,14 +22,14 @@ async function onTerminal(...args: string[]): Promise<string> {
 }
 
 describe.skipIf(!existsSync(CLI) || script === undefined)('ptlab run on a terminal', () => {
-  test('passing runs share one live line; a failing run keeps its own; the summary follows a cleared line', async () => {
+  test('runs share one live line with the count, failures and ETA; a failing run keeps its own; the summary follows a cleared line', async () => {
     const pass = await onTerminal('topa-grow', 'ret-compression', '--cpu', 'skylake', '--out', join(root, 'pass'));
     const fail = await onTerminal('topa-grow', '--cpu', 'skylake', '--knob', 'no-topa-pmi', '--out', join(root, 'fail'));
     expect({
-      live: pass.includes('\r\x1b[K[1/2] PASS topa-grow') && pass.includes('\r\x1b[K[2/2] PASS ret-compression'),
+      live: /\r\x1b\[K\[1\/2, 0 failed, ETA \d+s\] PASS topa-grow/.test(pass) && pass.includes('\r\x1b[K[2/2, 0 failed] PASS ret-compression'),
       cleared: /\r\x1b\[Kscenario /.test(pass),
       // The live line is cleared, then the failure is written whole, with its newline.
-      kept: /\r\x1b\[K\[1\/1\] FAIL topa-grow \(sim:skylake\)[^\r\n]*\r\n/.test(fail),
+      kept: /\r\x1b\[K\[1\/1\] FAIL topa-grow \(sim:skylake\)[^\r\n]*\r\n/.test(fail) && fail.includes('\r\x1b[K[1/1, 1 failed] FAIL topa-grow'),
     }).toEqual({ live: true, cleared: true, kept: true });
   }, 120_000);
 });

@@ -12,7 +12,7 @@ import { RecordingTarget } from '../../driver/transcript.js';
 import { attachModel, modelOptions } from '../../harness/hybrid/attach-model.js';
 import { BorrowedMemory } from '../../harness/hybrid/borrowed-memory.js';
 import { GuestRamSync } from '../../harness/hybrid/guest-ram-sync.js';
-import { relocateTranscript } from '../../harness/hybrid/relocate.js';
+import { normalTranscript } from '../../harness/diff/transcript.js';
 import type { RamLayout } from '../../harness/qemu/guest-ram.js';
 import type { GuestRamView } from '../../harness/qemu/qemu-target.js';
 import { openRamFile, type RamFile } from '../../harness/qemu/ram-file.js';
@@ -183,9 +183,10 @@ describe('attachModel', () => {
   });
 });
 
-describe('relocateTranscript', () => {
+describe('transcripts compared by buffer role (harness/diff/transcript.ts, shared by diff and replay)', () => {
   const line = (seq: number, l: Omit<TranscriptLine, 'seq' | 't_us' | 'cpu'> & { cpu?: number }): TranscriptLine =>
     ({ seq, t_us: seq * 10, cpu: 0, ...l });
+  const normal = (lines: readonly TranscriptLine[]) => normalTranscript(lines.map((l) => JSON.stringify(l)).join('\n')).map((l) => l.text);
   const sim = [
     line(0, { op: 'alloc', cpu: -1, value: '0x2000/0x2000', result: '0x100000' }),
     line(1, { op: 'wrmsr', msr: '0x560', value: '0x100000' }),
@@ -199,17 +200,33 @@ describe('relocateTranscript', () => {
     line(3, { op: 'free', cpu: -1, value: '0x7a6000' }),
   ];
 
-  test('moves alloc, free and OUTPUT_BASE addresses into the reference regions and drops t_us', () => {
-    expect(relocateTranscript(guest, sim)).toEqual(sim.map(({ t_us: _t, ...l }) => l));
+  test('alloc, free and OUTPUT_BASE addresses read as the buffer\'s role and offset; t_us and seq are dropped', () => {
+    expect(normal(guest)).toEqual(normal(sim));
+    expect(normal(guest)[2]).toBe('{"cpu":0,"op":"rdmsr","msr":"0x560","result":"@buf0+0x1000"}');
   });
 
-  test('keeps an address outside every region, so a stray address still differs', () => {
+  test('keeps an address outside every buffer, so a stray address still differs', () => {
     const stray = [...guest.slice(0, 1), line(1, { op: 'wrmsr', msr: '0x560', value: '0x9000000' })];
-    expect(relocateTranscript(stray, sim)[1]).toMatchObject({ value: '0x9000000' });
+    expect(normal(stray)[1]).toContain('"value":"0x9000000"');
   });
 
-  test('leaves values of other MSRs alone', () => {
-    const other = [...guest.slice(0, 1), line(1, { op: 'wrmsr', msr: '0x561', value: '0x7a6000' })];
-    expect(relocateTranscript(other, sim)[1]).toMatchObject({ value: '0x7a6000' });
+  test('leaves values of other MSRs alone (an IP filter address is not a buffer address)', () => {
+    const other = [...guest.slice(0, 1), line(1, { op: 'wrmsr', msr: '0x580', value: '0x7a6000' })];
+    expect(normal(other)[1]).toContain('"value":"0x7a6000"');
+  });
+
+  test('a written ToPA entry reads by role with its flags; a base handed out again after a free is the newer buffer', () => {
+    const lines = [
+      line(0, { op: 'alloc', cpu: -1, value: '0x1000/0x1000', result: '0x5000' }),
+      line(1, { op: 'write', cpu: -1, addr: '0x5008', value: '8 bytes', data: '1150000000000000' }),
+      line(2, { op: 'free', cpu: -1, value: '0x5000' }),
+      line(3, { op: 'alloc', cpu: -1, value: '0x1000/0x1000', result: '0x5000' }),
+      line(4, { op: 'wrmsr', msr: '0x560', value: '0x5000' }),
+    ];
+    const n = normal(lines);
+    expect([n[1], n[4]]).toEqual([
+      '{"cpu":-1,"op":"write","addr":"@buf0+0x8","value":"8 bytes","data":"@buf0|0x11"}',
+      '{"cpu":0,"op":"wrmsr","msr":"0x560","value":"@buf1"}',
+    ]);
   });
 });

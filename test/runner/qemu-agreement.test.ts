@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { TranscriptLine } from '../../driver/target.js';
-import { relocateTranscript } from '../../harness/hybrid/relocate.js';
+import { diffRuns } from '../../harness/diff/run-diff.js';
+import { normalTranscript } from '../../harness/diff/transcript.js';
+import { replayRunDir } from '../../harness/replay/replay-run.js';
 import type { ResultJson } from '../../harness/report/result.js';
 import { runScenario } from '../../harness/runner/run-scenario.js';
 import { openSuiteTarget, type SuiteTarget } from '../../harness/runner/suite-target.js';
@@ -18,6 +20,9 @@ import { findScenario } from '../../harness/scenarios/index.js';
 import type { ProfileName } from '../../harness/sim/profiles.js';
 import { qemuTestEnv } from '../qemu/env.js';
 import { tmpRoot } from '../scenarios/tmp.js';
+
+/** A transcript by buffer role, without seq and t_us (the comparison ptlab diff and replay make). */
+const byRole = (lines: readonly TranscriptLine[]): string[] => normalTranscript(lines.map((l) => JSON.stringify(l)).join('\n')).map((l) => l.text);
 
 const env = await qemuTestEnv();
 const root = await tmpRoot('ptlab-qemu-agree-');
@@ -81,7 +86,19 @@ describe.skipIf(env.skip)(`qemu --pt model agrees with the sim on the scenario s
     const p = pairs.get(scenario)!;
     const sim = await transcript(p.simDir), qemu = await transcript(p.qemuDir);
     expect(sim.length).toBeGreaterThan(0);
-    expect(relocateTranscript(qemu, sim)).toEqual(relocateTranscript(sim, sim));
+    expect(byRole(qemu)).toEqual(byRole(sim));
+  });
+
+  test.for(CASES)('$scenario ($profile): ptlab diff of the sim run and its qemu twin: equal in every section', async ({ scenario }) => {
+    const p = pairs.get(scenario)!;
+    const d = await diffRuns(p.simDir, p.qemuDir);
+    expect(d.sections.filter((x) => x.status !== 'equal')).toEqual([]);
+  });
+
+  test.for(CASES)('$scenario ($profile): the sim run replayed on the guest (ptlab replay): no divergence', async ({ scenario }) => {
+    const p = pairs.get(scenario)!;
+    const r = await replayRunDir(p.simDir, host!);
+    expect([r.target, r.divergence, r.equalLines]).toEqual(['qemu:tcg+model:' + r.profile, undefined, r.lines]);
   });
 
   test('the runs did trace: topa-grow wrote kilobytes and took PMIs on both targets', async () => {

@@ -42,6 +42,15 @@ describe.skipIf(env.skip)(`ptlab run --target ssh to a TCG guest${env.skip ? ` (
     await vm?.dispose();
   });
 
+  test('ptlab replay on that machine is refused the same way: exit 3, the CPUID reason, nothing written', async () => {
+    const rec = join(root, 'recorded');
+    expect((await ptlab('run', 'err-reserved-bit', '--cpu', 'skylake', '--out', rec)).code).toBe(0);
+    const out = join(root, 'replay-no-pt');
+    const r = await ptlab('replay', join(rec, 'err-reserved-bit', 'skylake'), ...ssh, '--known-host', hostKeyPub, '--out', out);
+    expect({ code: r.code, reason: /ssh:127\.0\.0\.1: .*does not enumerate Intel PT/.test(r.err), written: existsSync(out) })
+      .toEqual({ code: 3, reason: true, written: false });
+  });
+
   test('a CPU without Intel PT is refused after the probe: exit 3, the CPUID reason, nothing written', async () => {
     const out = join(root, 'no-pt');
     const r = await ptlab('run', 'topa-grow', ...ssh, '--known-host', hostKeyPub, '--out', out);

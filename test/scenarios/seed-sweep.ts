@@ -16,7 +16,7 @@ export function sweepTest(from: number, to: number): void {
     const out = join(await tmpRoot('ptlab-sweep-'), 'sweep');
     const r = await execa('node', [CLI, 'run', '--all', '--seeds', `${from}-${to}`, '--out', out], { reject: false, timeout: 900_000 });
     const summary = r.stdout.slice(r.stdout.indexOf('failures'));
-    // stderr has the progress: one line per seed, and a line for every run that failed (none).
+    // stderr has the progress: a bounded number of lines (docs/sharding.md "Progress"), and a line for every run that failed (none).
     const failed = r.stderr.split('\n').filter((l) => /\] (FAIL|ERROR) /.test(l));
     expect({ exitCode: r.exitCode, failed, summary }).toMatchObject({ exitCode: 0, failed: [] });
     expect(summary).toMatch(new RegExp(`runs over seeds ${from}-${to}: \\d+ passed, 0 failed, \\d+ skipped; 0 failures per 1,000 runs`));

@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createServer } from 'node:net';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { tmpRoot } from '../scenarios/tmp.js';
@@ -10,6 +11,15 @@ import { tmpRoot } from '../scenarios/tmp.js';
 const CLI = join(process.cwd(), 'dist', 'harness', 'cli', 'ptlab.js');
 const root = await tmpRoot('ptlab-seq-cli-');
 const ptlab = (...args: string[]) => execa('node', [CLI, 'seq', ...args], { reject: false, timeout: 60_000 });
+
+/** A local TCP port nothing listens on (bound, then closed). */
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((res) => srv.listen(0, '127.0.0.1', res));
+  const { port } = srv.address() as { port: number };
+  await new Promise<void>((res) => srv.close(() => res()));
+  return port;
+}
 
 const FAILING = '# a failing sequence\nsteps:\n  - rdmsr: IA32_RTIT_CTL\n    expect: {TraceEn: 1}\n';
 const BAD = 'steps:\n  - rdmsr: IA32_RTIT_STATUS\n    expect: {Stoped: 1}\n';
@@ -56,14 +66,44 @@ describe('ptlab seq', () => {
     expect(existsSync(out)).toBe(false);
   });
 
-  test('exit 2: usage mistakes, a missing file, and the targets not in this slice', async () => {
-    for (const args of [[], ['--bogus', 'x.yaml'], ['--cpu', 'pentium', 'sequences/enable-disable.yaml'], [join(root, 'missing.yaml')], ['--target', 'qemu', 'sequences/enable-disable.yaml'], ['--target', 'ssh', '--host', 'lab1', 'sequences/enable-disable.yaml']]) {
+  test('exit 2: usage mistakes, a missing file, and target options that do not apply', async () => {
+    const seq = 'sequences/enable-disable.yaml';
+    const cases: readonly (readonly [string[], RegExp])[] = [
+      [[], /no sequence file given/],
+      [['--bogus', seq], /--bogus/],
+      [['--cpu', 'pentium', seq], /unknown CPU profile 'pentium'/],
+      [[join(root, 'missing.yaml')], /cannot read the file/],
+      [['--target', 'ssh', seq], /--target ssh needs --host H/],
+      [['--target', 'qemu', '--host', 'lab1', seq], /--host does not apply to --target qemu/],
+      [['--allow-msr', seq], /--allow-msr does not apply to --target sim/],
+      [['--target', 'ssh', '--host', 'lab1', '--cpu', 'skylake', seq], /--cpu chooses a model profile; --target ssh runs on the CPU's own PT/],
+      [['--target', 'qemu', '--pt', 'hardware', '--cpu', 'skylake', seq], /--target qemu --pt hardware runs on the CPU's own PT/],
+    ];
+    for (const [args, why] of cases) {
       const r = await ptlab(...args, '--out', join(root, 'never'));
-      expect(r.exitCode, args.join(' ')).toBe(2);
+      expect([r.exitCode, r.stderr], args.join(' ')).toEqual([2, expect.stringMatching(why)]);
     }
-    const q = await ptlab('--target', 'qemu', 'sequences/enable-disable.yaml');
-    expect(q.stderr).toMatch(/--target qemu is not in this slice of ptlab seq/);
     expect(existsSync(join(root, 'never'))).toBe(false);
+  });
+
+  test('exit 2 on a real CPU: a WRMSR outside the PT/perfmon allowlist is refused before connecting, naming the MSR and --allow-msr', async () => {
+    const f = join(root, 'debugctl.yaml');
+    await writeFile(f, 'steps:\n  - rdmsr: IA32_RTIT_CTL\n    expect: 0\n  - wrmsr: 0x1d9\n    value: 0\n');
+    const r = await ptlab(f, '--target', 'ssh', '--host', 'lab1.invalid', '--out', join(root, 'never'));
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toBe(`${f}:4:12: WRMSR 0x1d9 writes a real MSR on ssh:lab1.invalid, and it is not a PT or performance-monitoring MSR (IA32_RTIT_*, IA32_PERF_GLOBAL_STATUS, IA32_PERF_GLOBAL_STATUS_RESET, IA32_PERF_GLOBAL_STATUS_SET): give --allow-msr to write it`);
+    expect(existsSync(join(root, 'never'))).toBe(false);
+  });
+
+  test('with --allow-msr the same file passes the check and ptlab goes on to the target: exit 3 when it cannot use it, nothing written', async () => {
+    const f = join(root, 'debugctl.yaml');
+    const host = join(root, 'host_ed25519');
+    if (!existsSync(host)) await execa('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', host]);
+    const out = join(root, 'unusable');
+    // A client "key" that is no key: the SSH client gives up at once, before any connection attempt.
+    const r = await ptlab(f, '--target', 'ssh', '--host', '127.0.0.1', '--port', String(await closedPort()), '--key', f, '--known-host', `${host}.pub`, '--allow-msr', '--out', out);
+    expect([r.exitCode, r.stderr]).toEqual([3, expect.stringMatching(/^ptlab seq: cannot use the target: ssh:127\.0\.0\.1: .*privateKey/)]);
+    expect(existsSync(out)).toBe(false);
   });
 
   test('--help exits 0 and the command is listed in ptlab --help', async () => {

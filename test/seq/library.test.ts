@@ -22,7 +22,7 @@ describe('the sequences/ library on the sim', () => {
     expect(files).toEqual(expect.arrayContaining([
       'enable-disable.yaml', 'gp-ctl-reserved-bit.yaml', 'gp-write-while-tracing.yaml', 'gp-ctl-unsupported-mode.yaml',
       'topa-stop.yaml', 'topa-errors.yaml', 'topa-pmi.yaml', 'xsaves-round-trip.yaml', 'single-range-wrap.yaml',
-      'single-entry-topa.yaml', 'pmi-preservation.yaml',
+      'single-entry-topa.yaml', 'pmi-preservation.yaml', 'pmi-handler-grow.yaml',
     ]));
   });
 

@@ -9,7 +9,7 @@ export async function runText(text: string): Promise<SeqOutcome & { lines: strin
   const seq = checkSequence(parseSeqText('t.yaml', text));
   const { sim, target } = await createSim(seq.cpu ?? 'skylake', 1);
   try {
-    const out = await runSequence(seq, target, 1);
+    const out = await runSequence(seq, target, 1, { truth: () => sim.truth(0) });
     return { ...out, lines: target.lines.map((l) => JSON.stringify(l)) };
   } finally {
     await sim[Symbol.asyncDispose]();

@@ -9,6 +9,8 @@ import { editDistance, nearest } from '../../harness/seq/names.js';
 import { parseSeqText } from '../../harness/seq/parse.js';
 import { STEP_KINDS } from '../../harness/seq/schema.js';
 import { PROFILE_NAMES } from '../../harness/sim/profiles.js';
+import { TOPA_POLICIES } from '../../driver/request.js';
+import { POLICY_BRANCHES, TOPA_BRANCHES } from '../../driver/topa/policies.js';
 
 /** The error checking `text` (as bad.yaml) throws. */
 function refusal(text: string): SeqFileError {
@@ -44,6 +46,24 @@ const cases: readonly { what: string; text: string; problem: SeqProblem; at: str
   { what: 'fields of an MSR without a field table', text: 'steps:\n  - wrmsr: 0x123\n    fields: {X: 1}\n', problem: 'unknown-field', at: 'bad.yaml:2:12', message: /has no field table/ },
   { what: 'a step nested in repeat', text: 'steps:\n  - repeat: 2\n    steps:\n      - rdmsr: IA32_RTIT_CTLL\n', problem: 'unknown-msr', at: 'bad.yaml:4:16', message: /did you mean IA32_RTIT_CTL\?/ },
   { what: 'a step that is not a mapping', text: 'steps:\n  - rdmsr\n', problem: 'schema', at: 'bad.yaml:2:5', message: /a step must be a mapping/ },
+  // trace and handle-pmi: the handler acts on the tables the driver built, so handle-pmi needs an open trace session.
+  { what: 'handle-pmi with no trace before it', text: 'steps:\n  - handle-pmi:\n', problem: 'trace-state', at: 'bad.yaml:2:5', message: /handle-pmi runs the driver's PMI handler, which acts on the ToPA tables the driver built: it needs an open trace session/ },
+  { what: 'handle-pmi after collect ended the session', text: 'steps:\n  - trace: {policy: grow}\n  - collect:\n  - handle-pmi:\n', problem: 'trace-state', at: 'bad.yaml:4:5', message: /needs an open trace session/ },
+  { what: 'a trace while another is open', text: 'steps:\n  - trace: {policy: grow}\n  - trace: {policy: chain}\n', problem: 'trace-state', at: 'bad.yaml:3:5', message: /a trace session is already open \(the trace at bad\.yaml:2\): collect ends it/ },
+  { what: 'a repeated trace that is never collected', text: 'steps:\n  - repeat: 2\n    steps:\n      - trace: {policy: grow}\n', problem: 'trace-state', at: 'bad.yaml:4:9', message: /already open \(the trace at bad\.yaml:4\)/ },
+  { what: 'handle-pmi naming another policy than the trace', text: 'steps:\n  - trace: {policy: grow}\n  - handle-pmi: {policy: chain}\n', problem: 'bad-value', at: 'bad.yaml:3:26', message: /the trace at bad\.yaml:2 built its tables for policy grow; the handler refills with that policy, so handle-pmi cannot use chain/ },
+  { what: 'a branch the policy never takes', text: 'steps:\n  - trace: {policy: chain}\n  - handle-pmi:\n    expect: {branch: grow}\n', problem: 'bad-value', at: 'bad.yaml:4:22', message: /policy chain never takes branch grow \(its branches: chain\)/ },
+  { what: 'a branch with an action that does not refill', text: 'steps:\n  - trace: {policy: grow}\n  - handle-pmi:\n    expect: {action: not-topa, branch: grow}\n', problem: 'bad-value', at: 'bad.yaml:4:40', message: /only a handled PMI refills/ },
+  { what: 'an unknown policy in handle-pmi (schema)', text: 'steps:\n  - trace: {policy: grow}\n  - handle-pmi: {policy: groww}\n', problem: 'schema', at: 'bad.yaml:3:26', message: /'policy' must be one of "grow", "chain", "circular-fresh", "protect-unread", "single-entry", "budget"/ },
+  { what: 'an unknown branch (schema)', text: 'steps:\n  - trace: {policy: grow}\n  - handle-pmi:\n    expect: {branch: grwo}\n', problem: 'schema', at: 'bad.yaml:4:22', message: /'branch' must be one of "grow", "chain"/ },
+  { what: 'a misspelled key of trace', text: 'steps:\n  - trace: {policy: grow, regoins: 3}\n', problem: 'schema', at: 'bad.yaml:2:27', message: /unknown key 'regoins'.*\(did you mean regions\?\)/ },
+  { what: 'a trace without a policy', text: 'steps:\n  - trace: {regions: 3}\n', problem: 'schema', at: 'bad.yaml:2:12', message: /'trace' needs the key 'policy'/ },
+  { what: 'a CTL field the driver sets itself', text: 'steps:\n  - trace: {policy: grow}\n    ctl: {TraceEn: 1}\n', problem: 'unknown-field', at: 'bad.yaml:3:11', message: /IA32_RTIT_CTL\.TraceEn is not an option of trace: it is set by the driver/ },
+  { what: 'a misspelled CTL option', text: 'steps:\n  - trace: {policy: grow}\n    ctl: {BranchEN: 0}\n', problem: 'unknown-field', at: 'bad.yaml:3:11', message: /\(did you mean IA32_RTIT_CTL\.BranchEn\?\)$/ },
+  { what: 'a trace the driver\'s checkRequest refuses', text: 'steps:\n  - trace: {policy: circular-fresh, regions: 2}\n', problem: 'bad-value', at: 'bad.yaml:2:12', message: /the driver refuses this trace: ToPA policy "circular-fresh" needs at least 3 regions, got 2/ },
+  { what: 'a region size that is not a power of two', text: 'steps:\n  - trace: {policy: grow, region-size: 12288}\n', problem: 'bad-value', at: 'bad.yaml:2:40', message: /region-size 12288 is not a power of two/ },
+  { what: 'a budget for another policy', text: 'steps:\n  - trace: {policy: grow, budget: 65536}\n', problem: 'schema', at: 'bad.yaml:2:27', message: /'budget' is the memory budget of policy budget; this trace's policy is grow/ },
+  { what: 'flow expecting something but truth (schema)', text: 'steps:\n  - collect:\n    expect: {flow: truht}\n', problem: 'schema', at: 'bad.yaml:3:20', message: /'flow' must be one of "truth"/ },
 ];
 
 describe('refused sequence files', () => {
@@ -81,6 +101,12 @@ describe('docs/schemas/seq.schema.json agrees with the code', () => {
   };
   test('its profiles are the model\'s', () => {
     expect(schema.properties.cpu.enum).toEqual([...PROFILE_NAMES]);
+  });
+  test('its ToPA policies and branches are the driver\'s', () => {
+    const defs = (schema as unknown as { definitions: { topaPolicy: { enum: string[] }; 'handle-pmi': { properties: { expect: { properties: { branch: { enum: string[] } } } } } } }).definitions;
+    expect(defs.topaPolicy.enum).toEqual([...TOPA_POLICIES]);
+    expect(defs['handle-pmi'].properties.expect.properties.branch.enum).toEqual([...TOPA_BRANCHES]);
+    expect(new Set(Object.values(POLICY_BRANCHES).flat())).toEqual(new Set(TOPA_BRANCHES));
   });
   test('its step kinds are the checker\'s, in the same order', () => {
     expect(schema.definitions.step.oneOf.map((r) => r.$ref.replace('#/definitions/', ''))).toEqual([...STEP_KINDS]);

@@ -1,8 +1,8 @@
 // `ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE|all] [--seed N] [--out DIR]
 // [--knob NAME]…`, with `--pt model|hardware --accel auto|tcg|kvm` for qemu and `--host H
 // [--port P] [--user U] [--key FILE] [--known-host FILE]` for ssh: one run directory per scenario
-// and profile under --out (DIR/<scenario>/<profile>/, docs/design.md "The run directory"), a
-// progress line as each run finishes, a summary table, and DIR/junit.xml.
+// and profile under --out (DIR/<scenario>/<profile>/, docs/design.md "The run directory"),
+// progress on stderr, a summary table, DIR/junit.xml and DIR/results.jsonl.
 //
 // Targets: `sim` (default) builds a fresh model per run. `qemu` boots ONE guest for the suite:
 // `--pt model` makes the reference model its PT unit (reset per run; --cpu profiles as on the
@@ -16,9 +16,14 @@
 //
 // `--seeds A-B` sweeps every seed from A to B (the same scenarios and profiles for each): only the
 // failed runs keep a directory, under DIR/seed-<S>/<scenario>/<profile>/ (`--keep all` keeps every
-// one), progress shows the failures and one line per seed, and the summary is a scenario × profile
-// table of failed runs with the failing seeds and the failures per 1,000 runs. `--fail-fast` stops
-// at the first failed run.
+// one), progress shows the failures and a seed's line when one is due, and the summary is a
+// scenario × profile table of failed runs with the failing seeds and the failures per 1,000 runs.
+// `--fail-fast` stops at the first failed run.
+//
+// `--shard i/n` runs shard i of n: cell k of the unsharded order goes to shard (k mod n) + 1, and
+// DIR/shard.json says which shard of which matrix DIR holds; `ptlab merge` joins the shards
+// (docs/sharding.md). Progress on a terminal is one live line (runs done, failures, time left);
+// elsewhere a bounded number of plain lines (harness/cli/progress.ts).
 //
 // Without --cpu every model profile runs (a scenario that does not apply to a profile records a
 // "skip" with its reason). Exit 0 when nothing failed, 1 when a verdict is "fail", 2 for bad input
@@ -35,16 +40,19 @@ import { knob, type KnobName } from '../../sim/knobs/knobs.js';
 import { capsOf, getProfile, PROFILE_NAMES, type ProfileName } from '../../sim/profiles.js';
 import { findScenario, SCENARIOS } from '../../scenarios/index.js';
 import type { Scenario, TargetKind } from '../../scenarios/scenario.js';
-import type { ResultJson } from '../../report/result.js';
-import { progressLine, summaryTable, sweepTable } from '../../report/summary.js';
-import { parseCommandLine, type OptionSpec } from '../args.js';
+import { summaryTable, sweepTable } from '../../report/summary.js';
+import { RESULTS_FILE } from '../../report/results-index.js';
+import type { ShardSpec } from '../../runner/shard.js';
+import { parseCommandLine, UsageError, type OptionSpec } from '../args.js';
 import { EXIT, EXIT_TABLE, STOP_SIGNALS, type StopSignal } from '../exit-codes.js';
 import { OutputClosedError } from '../fd-sink.js';
 import type { CliIo } from '../main.js';
+import { suiteProgress } from '../progress.js';
 
 const USAGE = [
   'usage: ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE|all] [--seed N | --seeds A-B] [--out DIR]',
   '         [--keep all|failed] [--fail-fast] [--force] [--json] [--max-target-failures N] [--knob NAME]… [--driver-fault NAME]…',
+  '         [--shard i/n]   run shard i of n (cell k of the matrix goes to shard (k mod n)+1); join shards with ptlab merge',
   '         progress goes to stderr; --json prints one JSON document (counts, every run\'s verdict) on stdout',
   '         the suite stops after N runs ended in a target failure (default 3), or at once when the target dies',
   '         --out must be new or empty; --force replaces an earlier run\'s directories there (never other files)',
@@ -62,13 +70,14 @@ export function defaultOut(now = new Date()): string {
 const QEMU_OPTS = ['--pt', '--accel'], SSH_OPTS = ['--host', '--port', '--user', '--key', '--known-host'];
 
 /** `ptlab run`'s options (parseArgs: `--opt value` and `--opt=value`). */
-const OPTIONS = {
+export const RUN_OPTIONS = {
   all: { type: 'boolean' }, target: { type: 'string' }, cpu: { type: 'string' }, out: { type: 'string' },
   knob: { type: 'string', multiple: true }, 'driver-fault': { type: 'string', multiple: true },
   seed: { type: 'string' }, seeds: { type: 'string' }, keep: { type: 'string' },
   'fail-fast': { type: 'boolean' }, force: { type: 'boolean' }, json: { type: 'boolean' }, 'max-target-failures': { type: 'string' },
   pt: { type: 'string' }, accel: { type: 'string' },
   host: { type: 'string' }, port: { type: 'string' }, user: { type: 'string' }, key: { type: 'string' }, 'known-host': { type: 'string' },
+  shard: { type: 'string' },
 } as const satisfies Record<string, OptionSpec>;
 
 /** What `ptlab run` was asked for: the suite, and how to report it. */
@@ -79,7 +88,7 @@ export interface RunRequest extends SuitePlan {
 
 /** Parses and validates the command line into a plan; throws PtError('bad_config') (a UsageError) with a clear message. */
 export function parseRunArgs(argv: string[], now = new Date()): RunRequest {
-  const { values: v, positionals: names } = parseCommandLine(argv, OPTIONS);
+  const { values: v, positionals: names } = parseCommandLine(argv, RUN_OPTIONS);
   const all = v.all === true, target = v.target ?? 'sim', cpu = v.cpu, out = v.out;
   const knobs: KnobName[] = (v.knob ?? []).map(knob);
   const driverFaults: DriverFault[] = (v['driver-fault'] ?? []).map(driverFault);
@@ -95,16 +104,12 @@ export function parseRunArgs(argv: string[], now = new Date()): RunRequest {
   const keep = v.keep as KeepRuns | undefined, failFast = v['fail-fast'] === true, force = v.force === true;
   const maxText = v['max-target-failures'];
   if (maxText !== undefined && (!/^\d+$/.test(maxText) || Number(maxText) < 1)) throw new PtError('bad_config', `--max-target-failures must be a whole number ≥ 1, got '${maxText}'`);
-  const given = new Map<string, string>();
-  for (const o of [...QEMU_OPTS, ...SSH_OPTS]) {
-    const x = v[o.slice(2) as keyof typeof v];
-    if (typeof x === 'string') given.set(o, x);
-  }
+  const shard = v.shard === undefined ? undefined : shardOf(v.shard);
   if (all && names.length) throw new PtError('bad_config', 'give scenario names or --all, not both');
   if (seed !== undefined && seeds !== undefined) throw new PtError('bad_config', 'give --seed N or --seeds A-B, not both');
   if (!all && !names.length) throw new PtError('bad_config', 'no scenario given (name one or more, or --all; see ptlab list)');
   const kind = checkTarget(target);
-  const reach = reachOf(kind, given);
+  const reach = targetReachOf(kind, v);
   if (knobs.length && kind !== 'sim') {
     throw new PtError('bad_config', `--knob is a negative control of the sim target only (the qemu model equals the sim byte for byte); run it with --target sim`);
   }
@@ -125,26 +130,31 @@ export function parseRunArgs(argv: string[], now = new Date()): RunRequest {
   return {
     scenarios, target: kind, profiles, seed: seeds?.from ?? seed ?? 1, ...(seeds ? { lastSeed: seeds.to } : {}),
     out: out ?? defaultOut(now), knobs, ...(keep ? { keep } : {}), ...(failFast ? { failFast } : {}), ...(force ? { force } : {}), ...(driverFaults.length ? { driverFaults } : {}), ...(reach ? { reach } : {}),
-    ...(maxText !== undefined ? { maxTargetFailures: Number(maxText) } : {}), ...(v.json === true ? { json: true } : {}) };
+    ...(maxText !== undefined ? { maxTargetFailures: Number(maxText) } : {}), ...(v.json === true ? { json: true } : {}), ...(shard ? { shard } : {}) };
 }
 
-/** Progress of a sweep: every failed run as it happens, and one line as each seed is done. */
-function sweepProgress(io: CliIo, plan: SuitePlan): (r: ResultJson, i: number, n: number, ms: number) => void {
-  let failed = 0, seedRuns = 0, seedFailed = 0, seedMs = 0;
-  const perSeed = plan.scenarios.length * plan.profiles.length;
-  return (r, i, n, ms) => {
-    seedRuns++; seedMs += ms;
-    if (r.verdict === 'fail') { failed++; seedFailed++; io.out(progressLine(r, i, n, ms, true)); }
-    if (seedRuns < perSeed && i < n) return;
-    io.out(`seed ${r.seed}: ${seedRuns} runs, ${seedFailed} failed, ${(seedMs / 1000).toFixed(1)} s (${i}/${n} runs made, ${failed} failed so far)`);
-    seedRuns = 0; seedFailed = 0; seedMs = 0;
-  };
+/** `--shard i/n`: whole numbers with 1 ≤ i ≤ n. */
+export function shardOf(text: string): ShardSpec {
+  const m = /^(\d{1,9})\/(\d{1,9})$/.exec(text);
+  const index = Number(m?.[1]), count = Number(m?.[2]);
+  if (!m || count < 1 || index < 1 || index > count) throw new UsageError(`--shard takes i/n with 1 ≤ i ≤ n (e.g. 2/8), got '${text}'`);
+  return { index, count };
 }
 
 /** A seed from the command line: an integer 0..2^32−1. */
 function seedOf(v: string, opt: string): number {
   if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) > 0xffff_ffff) throw new PtError('bad_config', `${opt} must be an integer 0..4294967295, got '${v}'`);
   return Number(v);
+}
+
+/** The qemu/ssh connection options of `kind` from parsed options `v` (run, replay); options of another target are refused. */
+export function targetReachOf(kind: TargetKind, v: Readonly<Record<string, unknown>>): TargetReach | undefined {
+  const given = new Map<string, string>();
+  for (const o of [...QEMU_OPTS, ...SSH_OPTS]) {
+    const x = v[o.slice(2)];
+    if (typeof x === 'string') given.set(o, x);
+  }
+  return reachOf(kind, given);
 }
 
 /** The qemu/ssh connection options of `kind` from `given`; options of another target are refused. */
@@ -185,7 +195,7 @@ interface JsonRun {
 /** The exit status of a finished suite: a signal's, "incomplete", "a verdict failed", or success. */
 function exitOf(outcome: SuiteOutcome, signal: StopSignal | undefined): number {
   if (signal !== undefined) return STOP_SIGNALS[signal];
-  if (outcome.incomplete || outcome.junitError) return EXIT.incomplete;
+  if (outcome.incomplete || outcome.junitError || outcome.indexError) return EXIT.incomplete;
   return outcome.results.some((r) => r.verdict === 'fail') ? EXIT.failed : EXIT.ok;
 }
 
@@ -245,14 +255,10 @@ export async function runCommand(argv: string[], cli: CliIo): Promise<number> {
   const sweep = plan.lastSeed !== undefined;
   const seedsText = sweep ? `seeds ${plan.seed}-${plan.lastSeed}` : `seed ${plan.seed}`;
   // Progress and diagnostics go to stderr; stdout has the summary (or the --json document) only.
-  io.err(`ptlab run: ${plan.scenarios.length} scenario(s) × ${profiles} on ${where}, ${seedsText}${plan.knobs?.length ? `, knobs ${plan.knobs.join(',')}` : ''} → ${plan.out}`);
+  const shardText = plan.shard ? `, shard ${plan.shard.index}/${plan.shard.count}` : '';
+  io.err(`ptlab run: ${plan.scenarios.length} scenario(s) × ${profiles} on ${where}, ${seedsText}${shardText}${plan.knobs?.length ? `, knobs ${plan.knobs.join(',')}` : ''} → ${plan.out}`);
   const live = cli.status;
-  const show = (line: string, keep: boolean): void => {
-    if (live && !keep) live(line);
-    else { live?.(''); io.err(line); }
-  };
-  const progress = sweep ? sweepProgress({ out: (l) => show(l, true), err: io.err }, plan)
-    : (r: ResultJson, i: number, n: number, ms: number) => show(progressLine(r, i, n, ms), r.verdict !== 'pass' && r.verdict !== 'skip');
+  const progress = suiteProgress({ line: (l) => io.err(l), ...(live ? { status: live } : {}) }, { sweep });
   using stop = new SignalStop(io);
   let outcome: SuiteOutcome;
   try {
@@ -280,19 +286,21 @@ export async function runCommand(argv: string[], cli: CliIo): Promise<number> {
   const code = exitOf(outcome, stop.first);
   if (outcome.disposeError) io.err(`ptlab run: stopping the target: ${outcome.disposeError}`);
   if (outcome.junitError) io.err(`ptlab run: cannot write ${plan.out}/junit.xml: ${outcome.junitError}`);
+  if (outcome.indexError) io.err(`ptlab run: cannot write ${plan.out}/${RESULTS_FILE}${plan.shard ? ' or shard.json' : ''}: ${outcome.indexError}`);
   if (outcome.incomplete) io.err(`ptlab run: INCOMPLETE: ${outcome.incomplete.reason}`);
   const results = outcome.results;
   if (plan.json) {
     const count = (v: string): number => results.filter((r) => r.verdict === v).length;
     const runs: JsonRun[] = results.map((r) => ({ scenario: r.scenario, target: r.target, profile: r.profile, seed: r.seed, verdict: r.verdict, ...(r.reason === undefined ? {} : { reason: r.reason }) }));
     io.out(JSON.stringify({
-      out: plan.out, target: where, seeds: { from: plan.seed, to: plan.lastSeed ?? plan.seed },
+      out: plan.out, target: where, seeds: { from: plan.seed, to: plan.lastSeed ?? plan.seed }, ...(plan.shard ? { shard: plan.shard } : {}),
       counts: { runs: results.length, passed: count('pass'), failed: count('fail'), skipped: count('skip'), errors: count('error') },
       ...(outcome.incomplete ? { incomplete: outcome.incomplete } : {}), exitCode: code, junit: `${plan.out}/junit.xml`, runs,
     }));
     return code;
   }
   const kept = sweep ? `${plan.out}/seed-<S>/<scenario>/<profile>/${(plan.keep ?? 'failed') === 'failed' ? ' (failed runs only)' : ''}` : `${plan.out}/<scenario>/<profile>/`;
-  io.out(`${sweep ? sweepTable(results) : summaryTable(results)}${outcome.incomplete ? `INCOMPLETE: ${outcome.incomplete.reason}\n` : ''}run directories: ${kept}, junit: ${plan.out}/junit.xml`);
+  io.out(`${sweep ? sweepTable(results) : summaryTable(results)}${outcome.incomplete ? `INCOMPLETE: ${outcome.incomplete.reason}\n` : ''}run directories: ${kept}, junit: ${plan.out}/junit.xml` +
+    (plan.shard ? `\nshard ${plan.shard.index}/${plan.shard.count} of the matrix (${plan.out}/shard.json): join all ${plan.shard.count} with ptlab merge` : ''));
   return code;
 }

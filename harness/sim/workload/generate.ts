@@ -58,7 +58,18 @@ export function generateWorkload(seed: number, opts: WorkloadOptions = {}): Gene
     entry: base + BigInt(low.entryOffset),
     model,
     seed,
+    recipe: recipeOf(seed, branches, base, opts),
   };
+}
+
+/** The generator's name in a recipe (Workload.recipe): `generateWorkload` with these options. */
+export const GENERATOR = 'ptlab-generate';
+
+/** How to call `generateWorkload` again: JSON numbers, the base as hex (replay: workloadOfRecipe). */
+function recipeOf(seed: number, branches: number, base: bigint, o: WorkloadOptions): Record<string, string | number> {
+  const { base: _b, branches: _n, ...rest } = o;
+  const extra = Object.fromEntries(Object.entries(rest).filter(([, v]) => typeof v === 'number')) as Record<string, number>;
+  return { generator: GENERATOR, seed, branches, base: `0x${base.toString(16)}`, ...extra };
 }
 
 interface Ctx {

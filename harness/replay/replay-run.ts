@@ -1,0 +1,86 @@
+// A run directory replayed on a suite target (docs/replay.md): its result.json names the scenario,
+// profile and seed, its transcript.jsonl the operations. The target builds the CPU as a run of that
+// scenario would (the scenario's model settings on a model), then the transcript is issued on it.
+import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RUN_FILES } from '../report/run-dir.js';
+import type { SuiteTarget } from '../runner/suite-target.js';
+import { findScenario } from '../scenarios/index.js';
+import type { SimSettings } from '../scenarios/scenario.js';
+import type { KnobName } from '../sim/knobs/knobs.js';
+import { getProfile, type ProfileName } from '../sim/profiles.js';
+import { parseTranscriptLine } from '../diff/transcript.js';
+import { NotReplayableError } from './errors.js';
+import { replayTranscript, type Divergence } from './replay.js';
+
+export interface ReplayRunOptions {
+  /** The profile of the replay's model (default: the recorded run's). */
+  readonly profile?: ProfileName;
+  /** Model knobs of the replay (default none, even when the recorded run had some). */
+  readonly knobs?: readonly KnobName[];
+  /** Where to write the replay's own transcript.jsonl and replay.json. */
+  readonly out?: string;
+  /** Stops the replay between two operations (PtError 'aborted'). */
+  readonly signal?: AbortSignal;
+}
+
+/** replay.json: what `ptlab replay` found (docs/replay.md). */
+export interface ReplayReport {
+  readonly run: string;
+  readonly scenario: string;
+  readonly profile: string;
+  readonly seed: number;
+  /** The target replayed on, e.g. "sim:skylake". */
+  readonly target: string;
+  readonly knobs: readonly KnobName[];
+  readonly lines: number;
+  readonly equalLines: number;
+  readonly equal: boolean;
+  readonly divergence?: Divergence;
+}
+
+interface RecordedResult { scenario?: unknown; profile?: unknown; seed?: unknown }
+
+async function readRun(dir: string): Promise<{ result: RecordedResult; lines: Record<string, unknown>[] }> {
+  const read = (f: string): Promise<string> => readFile(join(dir, f), 'utf8').catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') throw new NotReplayableError(`${dir} has no ${f}: not a run directory, or its run recorded nothing`);
+    throw e;
+  });
+  const result = JSON.parse(await read(RUN_FILES.result)) as RecordedResult;
+  const lines = (await read(RUN_FILES.transcript)).split('\n').filter((l) => l.trim().length > 0).map(parseTranscriptLine);
+  return { result, lines };
+}
+
+/** The model settings a run of `scenario` had: its own; a sequence file's (`seq:…`) are the defaults. */
+function settingsOf(scenario: string): SimSettings {
+  return scenario.startsWith('seq:') ? {} : findScenario(scenario).sim ?? {};
+}
+
+/** Replays the run directory `dir` on `on`; throws NotReplayableError when it cannot be replayed at all. */
+export async function replayRunDir(dir: string, on: SuiteTarget, o: ReplayRunOptions = {}): Promise<ReplayReport> {
+  const { result, lines } = await readRun(dir);
+  if (typeof result.scenario !== 'string' || typeof result.profile !== 'string' || typeof result.seed !== 'number') {
+    throw new NotReplayableError(`${join(dir, RUN_FILES.result)} does not name its scenario, profile and seed`);
+  }
+  if (lines.length === 0) throw new NotReplayableError(`${join(dir, RUN_FILES.transcript)} is empty: the run made no operation (a skipped run?)`);
+  const knobs = o.knobs ?? [];
+  const profile = on.probed ?? getProfile(o.profile ?? result.profile);
+  const cpu = await on.prepare({ profile, seed: result.seed, knobs, settings: settingsOf(result.scenario) });
+  let outcome;
+  try {
+    outcome = await replayTranscript(lines, cpu.target, o.signal);
+  } finally {
+    await cpu.release();
+  }
+  const report: ReplayReport = {
+    run: dir, scenario: result.scenario, profile: profile.name, seed: result.seed, target: cpu.description, knobs,
+    lines: outcome.lines, equalLines: outcome.equalLines, equal: outcome.divergence === undefined,
+    ...(outcome.divergence ? { divergence: outcome.divergence } : {}),
+  };
+  if (o.out !== undefined) {
+    await mkdir(o.out, { recursive: true });
+    await writeFile(join(o.out, RUN_FILES.transcript), outcome.transcript);
+    await writeFile(join(o.out, 'replay.json'), `${JSON.stringify(report, null, 2)}\n`);
+  }
+  return report;
+}
