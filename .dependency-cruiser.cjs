@@ -2,6 +2,8 @@
 //
 //   harness/cli, scenarios, runner, report, bench   what a user runs
 //   harness/merge/                                   ptlab merge: above the runner and the report, below the CLI
+//   harness/hosts/                                   ptlab run --hosts: above the runner, below the CLI
+//   harness/report/html/                             ptlab report: reads run directories (report layer, codecs) only
 //   harness/hybrid/                                  targets composed of targets (`--pt model`)
 //   harness/sim/   harness/qemu/   harness/ssh/      the targets; none imports another
 //   harness/link/                                    the guest link both real targets use
@@ -83,11 +85,25 @@ module.exports = {
       to: { path: '^harness/merge/' },
     },
     {
+      name: 'hosts-below-the-cli-only',
+      comment: 'harness/hosts runs a suite on every machine of an inventory (ptlab run --hosts): it stands on the runner, the report and the ssh key checks, and only the CLI imports it.',
+      severity: 'error',
+      from: { path: '^harness/', pathNot: '^harness/(cli|hosts)/' },
+      to: { path: '^harness/hosts/' },
+    },
+    {
       name: 'replay-below-the-cli-only',
       comment: 'harness/replay issues a recorded transcript again (ptlab replay): it stands on the runner, the diff normaliser and the targets, and only the CLI imports it.',
       severity: 'error',
       from: { path: '^harness/', pathNot: '^harness/(cli|replay)/' },
       to: { path: '^harness/replay/' },
+    },
+    {
+      name: 'report-html-reads-run-directories',
+      comment: 'harness/report/html (ptlab report) reads run directories through the report layer and the codecs; run and merge call it, it calls neither them nor a target.',
+      severity: 'error',
+      from: { path: '^harness/report/html/' },
+      to: { path: '^harness/(cli|scenarios|runner|merge|seq|replay|bench|sim|qemu|ssh|link|hybrid|native)/' },
     },
   ],
   options: {

@@ -6,12 +6,13 @@
 // writes by address and size, and the component-8 MSRs of every XSAVES and
 // XRSTORS area, so order rules ("refill before CTL is restored") can be
 // checked on any target. Each line also holds what `ptlab replay` needs to
-// issue it again: a write's bytes, an XRSTORS area's bytes, a workload's
+// issue it again: a write's bytes, an XRSTORS area's bytes (unless its MSRs
+// say all of it), a workload's
 // recipe and start options, and which execution an event or an `end` is of.
 import { CpuFaultError, describeFault } from './hw/cpu-fault.js';
 import type { CpuidRegs } from './hw/cpuid.js';
 import { describeTopaEntry, TOPA_ENTRY_BYTES } from './hw/topa.js';
-import { decodePtState, ptStateBytes } from './hw/xsave.js';
+import { buildPtXsaveArea, decodePtState, PT_STATE_DEFAULT_SIZE, ptStateBytes, XSAVE_EXTENDED_OFFSET } from './hw/xsave.js';
 import { hex } from './base/hex.js';
 import { type CallOpts, type Execution, type MsrOp, type MsrResult, type PhysMemory, type PhysRegion, type ReadOpts, type StartOpts, type Target, type TargetEvent, type TranscriptLine, type Workload, type WriteOpts } from './target.js';
 
@@ -102,7 +103,8 @@ export class RecordingTarget implements Target {
   }
 
   xrstors(cpu: number, area: Uint8Array, rfbm: bigint, opts?: CallOpts): Promise<void> {
-    return this.call(cpu, 'xrstors', { value: hex(rfbm), ...areaFields(area), data: bytesHex(area) }, () => this.inner.xrstors(cpu, area, rfbm, opts));
+    return this.call(cpu, 'xrstors', { value: hex(rfbm), ...areaFields(area), ...(isCanonicalArea(area) ? {} : { data: bytesHex(area) }) },
+      () => this.inner.xrstors(cpu, area, rfbm, opts));
   }
 
   start(workload: Workload, cpu: number, opts?: StartOpts): Execution {
@@ -188,6 +190,21 @@ function areaFields(a: Uint8Array): Fields {
     return { area: Object.fromEntries(Object.entries(decodePtState(bytes)).map(([k, v]) => [k, hex(v)])) };
   } catch {
     return {}; // a malformed area is the target's to refuse; the transcript shows the raw call
+  }
+}
+
+/**
+ * Whether `area` is the area `buildPtXsaveArea` makes from its own component-8 MSRs (the compacted
+ * format XSAVES writes): then its `area` fields say all of it, and its bytes are not recorded.
+ */
+function isCanonicalArea(area: Uint8Array): boolean {
+  try {
+    const bytes = ptStateBytes(area);
+    if (!bytes || area.length !== XSAVE_EXTENDED_OFFSET + PT_STATE_DEFAULT_SIZE) return false;
+    const canonical = buildPtXsaveArea({ state: decodePtState(bytes) });
+    return canonical.length === area.length && canonical.every((b, i) => b === area[i]);
+  } catch {
+    return false;
   }
 }
 

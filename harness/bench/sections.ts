@@ -73,6 +73,8 @@ export const SECTIONS: readonly BenchSection[] = [
   lazySection('qemu', async () => (await import('./guest-link-bench.js')).qemuSection),
   lazySection('driver', async () => (await import('./driver-section.js')).driverSection),
   lazySection('cli', async () => (await import('./cli-section.js')).cliSection),
+  lazySection('report', async () => (await import('./report-bench.js')).reportSection),
+  lazySection('suite', async () => (await import('./suite-bench.js')).suiteSection),
 ];
 
 function lazySection(name: string, load: () => Promise<BenchSection>): BenchSection {

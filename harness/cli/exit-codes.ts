@@ -31,7 +31,7 @@ export const EXIT_TABLE = [
   `  ${EXIT.ok}    success`,
   `  ${EXIT.failed}    a verdict failed (run, merge, seq), the runs differ (diff), a replayed result differs (replay), decode errors (dump, flow), no real PT here (doctor)`,
   `  ${EXIT.usage}    usage error, or an input file that cannot be read or is not valid (seq), a run that cannot be replayed (replay): nothing was run`,
-  `  ${EXIT.unavailable}    environment or target unavailable (no QEMU, no image, no PT, SSH failed)`,
-  `  ${EXIT.incomplete}    incomplete: the target died or kept failing, a file could not be written, or (merge) a shard was incomplete`,
+  `  ${EXIT.unavailable}    environment or target unavailable (no QEMU, no image, no PT, SSH failed; run --hosts: every machine)`,
+  `  ${EXIT.incomplete}    incomplete: the target died or kept failing, a file could not be written, or (merge) a shard was incomplete, or (run --hosts) some machine was unavailable or died`,
   `  ${EXIT.sighup}  ${EXIT.sigint}  ${EXIT.sigterm}   stopped by SIGHUP, SIGINT, SIGTERM (after cleaning up; junit.xml marks the suite incomplete)`,
 ].join('\n');

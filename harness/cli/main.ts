@@ -1,5 +1,5 @@
 // The `ptlab` command line: one sub-command per file under ./commands.
-import { readFile } from 'node:fs/promises';
+import { ptlabVersion } from '../runner/version.js';
 import { EXIT_TABLE } from './exit-codes.js';
 
 export interface CliIo {
@@ -45,9 +45,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   },
   run: {
     summary: 'run SCENARIO…|--all [--target sim|qemu|ssh] [--pt model|hardware] [--accel auto|tcg|kvm] [--cpu PROFILE|all]\n' +
-      '          [--seed N|--seeds A-B] [--out DIR] [--json] [--max-target-failures N] [--knob NAME]… [--shard i/n]\n' +
-      '          [--host H --port P --user U --key F --known-host F]\n' +
-      '                                   run scenarios (default: every profile), one run directory each; exit 1 on any fail',
+      '          [--seed N|--seeds A-B] [--out DIR] [--json] [--max-target-failures N] [--knob NAME]… [--shard i/n] [--jobs N]\n' +
+      '          [--host H --port P --user U --key F --known-host F] [--hosts FILE [--tags T1,T2]]\n' +
+      '                                   run scenarios (default: every profile), one run directory each; exit 1 on any fail;\n' +
+      '                                   --hosts: on every lab machine of an inventory in parallel, OUT/<host>/ each',
     load: async () => (await import('./commands/run.js')).runCommand,
   },
   merge: {
@@ -65,6 +66,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
       '                                   issue a recorded run again on a target; exit 1 at the first operation whose result differs',
     load: async () => (await import('./commands/replay.js')).replayCommand,
   },
+  report: {
+    summary: 'report SUITE_DIR [--out FILE]     one self-contained HTML page of a suite: verdict matrix, ToPA, PMIs, losses',
+    load: async () => (await import('./commands/report.js')).reportCommand,
+  },
   seq: {
     summary: 'seq FILE… [--target sim|qemu|ssh] [--pt model|hardware] [--accel auto|tcg|kvm] [--cpu PROFILE] [--seed N]\n' +
       '          [--out DIR] [--force] [--allow-msr] [--host H --port P --user U --key F --known-host F]\n' +
@@ -78,22 +83,11 @@ function usage(): string {
   return ['usage:', ...lines, '  ptlab help COMMAND | COMMAND --help   one command\'s options', '  ptlab --version', '', EXIT_TABLE, ''].join('\n');
 }
 
-/** The version in package.json (two levels above dist/harness/cli and harness/cli alike). */
-async function version(): Promise<string> {
-  for (const rel of ['../../../package.json', '../../package.json']) {
-    try {
-      const pkg = JSON.parse(await readFile(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'ptlab' && typeof pkg.version === 'string') return pkg.version;
-    } catch { /* not at this level */ }
-  }
-  return 'unknown';
-}
-
 /** Runs one command line; returns the exit status. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
   if (name === '--version' || name === '-V') {
-    io.out(`ptlab ${await version()}`);
+    io.out(`ptlab ${await ptlabVersion()}`);
     return 0;
   }
   if (name === 'help' && rest[0] !== undefined && rest[0] in COMMANDS) return (await COMMANDS[rest[0]]!.load())(['--help'], io);

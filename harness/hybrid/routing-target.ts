@@ -7,7 +7,9 @@
 // (docs/sdm/msrs.md §1, §2), IA32_PERF_GLOBAL_STATUS with _RESET and _SET (§11), IA32_XSS (§12)
 // and the x2APIC LVT performance-monitor entry (§11.1) — pmiEnable, XSAVES/XRSTORS and workload
 // runs. Every other MSR, physical memory (allocation is the guest's: module buffers) and notes go
-// to the guest.
+// to the guest — unless the parts say `memory: 'model'`: a guest whose RAM the model cannot reach
+// synchronously (a lab machine over SSH, docs/hosts.md "pt: model") lends no memory, and the
+// model's own memory is the run's.
 import { PtError, throwIfAborted } from '../../driver/base/errors.js';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import { X2APIC_LVT_PMI_MSR } from '../../driver/hw/lvt.js';
@@ -60,11 +62,13 @@ export interface RoutingOwnership {
 
 /** The parts of a RoutingTarget. */
 export interface RoutingParts<G extends Target, M extends Target> {
-  /** Everything but the PT unit: the other MSRs, physical memory, notes. */
+  /** Everything but the PT unit: the other MSRs, physical memory (unless `memory: 'model'`), notes. */
   readonly guest: G;
   /** The PT unit: CPUID, PT MSRs, pmiEnable, XSAVES/XRSTORS, workload runs. Its description names it (`model:skylake`). */
   readonly model: M;
   readonly owns: RoutingOwnership;
+  /** Whose physical memory the run uses (alloc, free, read, write). Default 'guest'. */
+  readonly memory?: Owner;
 }
 
 /** A Target whose PT unit is `model` and whose everything else is `guest` (see the file comment). */
@@ -72,6 +76,8 @@ export class RoutingTarget<G extends Target = Target, M extends Target = Target>
   readonly guest: G;
   readonly model: M;
   readonly owns: RoutingOwnership;
+  /** Whose physical memory `phys` is. */
+  readonly memory: Owner;
   readonly phys: PhysMemory;
   private disposed = false;
 
@@ -79,13 +85,14 @@ export class RoutingTarget<G extends Target = Target, M extends Target = Target>
     this.guest = parts.guest;
     this.model = parts.model;
     this.owns = parts.owns;
-    const g = this.guest;
+    this.memory = parts.memory ?? 'guest';
+    const mem: Target = this[this.memory];
     this.phys = {
-      get maxContiguous(): number { return g.phys.maxContiguous; },
-      alloc: async (size, align, opts) => { this.enter(opts); return g.phys.alloc(size, align, opts); },
-      free: async (region, opts) => { this.enter(opts); return g.phys.free(region, opts); },
-      read: async (addr, length, opts) => { this.enter(opts); return g.phys.read(addr, length, opts); },
-      write: async (addr, data, opts) => { this.enter(opts); return g.phys.write(addr, data, opts); },
+      get maxContiguous(): number { return mem.phys.maxContiguous; },
+      alloc: async (size, align, opts) => { this.enter(opts); return mem.phys.alloc(size, align, opts); },
+      free: async (region, opts) => { this.enter(opts); return mem.phys.free(region, opts); },
+      read: async (addr, length, opts) => { this.enter(opts); return mem.phys.read(addr, length, opts); },
+      write: async (addr, data, opts) => { this.enter(opts); return mem.phys.write(addr, data, opts); },
     };
   }
 

@@ -5,7 +5,7 @@
 // recording is the n-th of the replay (its role), at whatever base this target gives it.
 import type { Execution, PhysRegion, TargetEvent } from '../../driver/target.js';
 import type { RecordingTarget } from '../../driver/transcript.js';
-import { PT_STATE_LAYOUT, ptStateBytes } from '../../driver/hw/xsave.js';
+import { buildPtXsaveArea, PT_STATE_LAYOUT, ptStateBytes, type PtState } from '../../driver/hw/xsave.js';
 import { TOPA_ENTRY_BYTES } from '../../driver/hw/topa.js';
 import { BufferRoles, OUTPUT_BASE_MSR } from '../diff/transcript.js';
 import { NotReplayableError } from './errors.js';
@@ -146,9 +146,12 @@ export class StepIssuer implements AsyncDisposable {
     await this.rec.phys.write(this.move(base), bytes, { content: 'topa-table' }).catch(() => undefined);
   }
 
-  /** The recorded XRSTORS area, its IA32_RTIT_OUTPUT_BASE moved with its buffer. */
+  /**
+   * The recorded XRSTORS area, its IA32_RTIT_OUTPUT_BASE moved with its buffer: the recorded bytes,
+   * or, where the recorder left them out because the MSRs say all of it, the area built from them.
+   */
   private area(l: RecordedLine, at: number): Uint8Array {
-    const area = bytesOf(l.data, 'the XRSTORS area', at);
+    const area = l.data === undefined ? this.canonicalArea(l.area, at) : bytesOf(l.data, 'the XRSTORS area', at);
     let pt: Uint8Array | undefined;
     try { pt = ptStateBytes(area); } catch { pt = undefined; } // a malformed area goes as recorded
     if (pt) {
@@ -156,6 +159,13 @@ export class StepIssuer implements AsyncDisposable {
       dv.setBigUint64(OUTPUT_BASE_OFFSET, this.move(dv.getBigUint64(OUTPUT_BASE_OFFSET, true)), true);
     }
     return area;
+  }
+
+  private canonicalArea(fields: unknown, at: number): Uint8Array {
+    if (fields === null || typeof fields !== 'object') throw new NotReplayableError('an XRSTORS area with neither its bytes nor its MSRs recorded', at);
+    const state: Record<string, bigint> = {};
+    for (const { msr } of PT_STATE_LAYOUT) state[msr.name] = big((fields as Record<string, unknown>)[msr.name], `area ${msr.name}`, at);
+    return buildPtXsaveArea({ state: state as PtState });
   }
 
   private start(l: RecordedLine, cpu: number, at: number): void {

@@ -22,15 +22,19 @@ export interface TimedResult {
 const a = (s: string): string => xmlEscape(s);
 /** A run given without its time counts 0 s. */
 const timedOf = (x: TimedResult | ResultJson): TimedResult => ('result' in x ? x : { result: x, ms: 0 });
-const secs = (ms: number): string => (ms / 1000).toFixed(3);
+/** Milliseconds as the schema's seconds. */
+export const secs = (ms: number): string => (ms / 1000).toFixed(3);
 
-interface Counts { tests: number; failures: number; errors: number; skipped: number; ms: number }
+/** A testsuite's counts (the attributes the JUnit schema requires) and its time in ms. */
+export interface Counts { tests: number; failures: number; errors: number; skipped: number; ms: number }
 
-function suiteXml(name: string, c: Counts, cases: readonly string[]): string {
+/** One `<testsuite>` of `cases` (testcase elements, each ending in a newline). */
+export function suiteXml(name: string, c: Counts, cases: readonly string[]): string {
   return `  <testsuite name="${a(name)}" tests="${c.tests}" failures="${c.failures}" errors="${c.errors}" skipped="${c.skipped}" time="${secs(c.ms)}">\n${cases.join('')}  </testsuite>\n`;
 }
 
-function documentXml(name: string, suites: readonly { xml: string; counts: Counts }[]): string {
+/** The whole document: `<testsuites name>` summing the counts of `suites`. */
+export function documentXml(name: string, suites: readonly { xml: string; counts: Counts }[]): string {
   const sum = (k: keyof Counts): number => suites.reduce((s, x) => s + x.counts[k], 0);
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="${a(name)}" tests="${sum('tests')}" failures="${sum('failures')}" errors="${sum('errors')}" skipped="${sum('skipped')}" time="${secs(sum('ms'))}">\n` +
     `${suites.map((s) => s.xml).join('')}</testsuites>\n`;

@@ -1,7 +1,9 @@
 // `ptlab run --target ssh --host H`: a lab machine's own PT through ptlab-helper over SSH
 // (docs/design.md "ssh"), one connection for the whole suite. The host key is pinned: taken from
 // --known-host (an OpenSSH public key file, or a known_hosts file looked up by host and port:
-// ../ssh/known-hosts.ts), never trusted on first use. PT is required (requirePt): a CPU without it is refused.
+// ../ssh/known-hosts.ts), never trusted on first use. PT is required (requirePt): a CPU without it is
+// refused — unless `reach.pt` is `model` (an inventory's stand-in machine, docs/hosts.md), where
+// the reference model is the PT unit (ssh-model-suite.ts).
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +12,7 @@ import { checkPrivateKey, pinnedHostKey } from '../ssh/known-hosts.js';
 import { SshTarget } from '../ssh/ssh-target.js';
 import { HelperPtSuite } from './helper-suite.js';
 import { probedProfile } from './probed-profile.js';
+import { SshModelSuite } from './ssh-model-suite.js';
 import { TargetUnavailableError, throwIfInterrupted, type SuiteTarget } from './suite-target.js';
 import type { SshReach } from './targets.js';
 
@@ -29,20 +32,22 @@ export async function openSshSuite(reach: SshReach, signal?: AbortSignal): Promi
   const privateKey = await read(keyFile, 'the client key (--key)');
   checkPrivateKey(privateKey, keyFile);
   const hostKey = pinnedHostKey((await read(knownFile, 'the pinned host key (--known-host)')).toString('utf8'), reach.host, reach.port, knownFile);
-  const where = `ssh:${reach.host}`;
+  const where = `ssh:${reach.label ?? reach.host}`;
+  const model = reach.pt === 'model';
   let t: SshTarget;
   try {
     t = await SshTarget.connect({
       host: reach.host, ...(reach.port === undefined ? {} : { port: reach.port }), username: reach.user ?? 'root',
-      privateKey, hostKey, requirePt: true, timeoutMs: CONNECT_TIMEOUT_MS, ...(signal ? { signal } : {}),
+      privateKey, hostKey, requirePt: !model, timeoutMs: reach.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+      ...(reach.label === undefined ? {} : { label: reach.label }), ...(signal ? { signal } : {}),
     });
   } catch (e) {
     throwIfInterrupted(signal, e);
-    const hint = e instanceof UnsupportedError ? 'run PT scenarios on the model (--target sim, or --target qemu --pt model)' : undefined;
+    const hint = e instanceof UnsupportedError ? 'run PT scenarios on the model (--target sim, or --target qemu --pt model; in a --hosts inventory, pt: model)' : undefined;
     throw new TargetUnavailableError(where, `${where}: ${(e as Error).message}`, hint, { cause: e });
   }
   try {
-    return new HelperPtSuite('ssh', t, await probedProfile(t, signal ? { signal } : {}));
+    return model ? new SshModelSuite(t) : new HelperPtSuite('ssh', t, await probedProfile(t, signal ? { signal } : {}));
   } catch (e) {
     await t.dispose();
     throw e;

@@ -21,6 +21,7 @@ import { cellsOf, fingerprintOf, type MatrixDef } from './matrix.js';
 import { runScenario, type KeepRuns } from './run-scenario.js';
 import { cellsOfShard, removeShardJson, SHARD_FORMAT, writeShardJson, type ShardJson, type ShardSpec } from './shard.js';
 import { openSuiteTarget, targetFailure, type SuiteTarget } from './suite-target.js';
+import { simWorkerLane, targetLane, type Lane } from './lanes.js';
 import type { TargetReach } from './targets.js';
 import { ptlabVersion } from './version.js';
 
@@ -50,6 +51,8 @@ export interface SuitePlan {
   readonly maxTargetFailures?: number;
   /** Run only this shard's cells (shard.ts) and write shard.json. */
   readonly shard?: ShardSpec;
+  /** Cells run at once (lanes.ts): worker threads on the sim, VMs on qemu, sessions on ssh. Default 1. */
+  readonly jobs?: number;
 }
 
 /** How a suite runs. */
@@ -180,11 +183,6 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
     await unprepareOut(plan.out, created); // no target, no run: leave nothing behind
     throw e;
   }
-  let disposing: Promise<void> | undefined;
-  const dispose = (): Promise<void> => (disposing ??= Promise.resolve(host[Symbol.asyncDispose]()));
-  const stopNow = (): void => { void dispose().catch(() => undefined); };
-  opts.now?.addEventListener('abort', stopNow, { once: true });
-  opts.opened?.(host);
   const profiles: readonly (ProfileName | CpuProfile)[] = host.probed ? [host.probed] : plan.profiles;
   const sweep = plan.lastSeed !== undefined;
   const keep = plan.keep ?? (sweep ? 'failed' : 'all');
@@ -192,16 +190,38 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
   const matrix = seedsOf(plan).flatMap((seed) => plan.scenarios.flatMap((s) => profiles.map((p) => ({ seed, s, p, name: typeof p === 'string' ? p : p.name }))));
   // The cells in the unsharded order (matrix.ts cellsOf, the same loops); a shard keeps its own.
   const jobs = plan.shard ? cellsOfShard(matrix.map((j, index) => ({ ...j, index })), plan.shard) : matrix;
+  let lanes: Lane[];
+  try {
+    lanes = await openLanes(plan, host, Math.max(1, Math.min(plan.jobs ?? 1, jobs.length)), opts.signal);
+  } catch (e) {
+    await Promise.resolve(host[Symbol.asyncDispose]()).catch(() => undefined);
+    await unprepareOut(plan.out, created);
+    throw e;
+  }
+  const dispose = (): Promise<void> => Promise.all(lanes.map((l) => l.dispose())).then(() => undefined);
+  const stopNow = (): void => { void dispose().catch(() => undefined); };
+  opts.now?.addEventListener('abort', stopNow, { once: true });
+  opts.opened?.(host);
   const shardJson = plan.shard ? await shardJsonOf(plan, profiles.map((p) => (typeof p === 'string' ? p : p.name)), keep, jobs.length) : undefined;
   const baseOf = (j: typeof jobs[number]) => ({ scenario: j.s.name, target: plan.target, profile: j.name, seed: j.seed });
-  const timed: TimedResult[] = [];
+  // Results by cell: the suite's files list them in cell order whatever order the lanes finish in.
+  const byCell: (TimedResult | undefined)[] = new Array(jobs.length);
+  const leftPerSeed = new Map<number, number>();
+  for (const j of jobs) leftPerSeed.set(j.seed, (leftPerSeed.get(j.seed) ?? 0) + 1);
   let incomplete: Incomplete | undefined, disposeError: string | undefined, junitError: string | undefined, indexError: string | undefined, targetFailures = 0;
-  try {
-    const shardError = shardJson && await writeShardJson(plan.out, shardJson).then(() => undefined, (e: unknown) => (e as Error).message);
-    if (shardError !== undefined) incomplete = { cause: 'write-error', reason: `cannot write ${plan.out}/shard.json: ${shardError}` };
-    for (const [i, job] of (incomplete ? [] : jobs).entries()) {
+  let next = 0, finished = 0, stopped = false, notRun: string | undefined;
+  /** One lane: takes the next cell until none is left or the suite stops. */
+  const laneLoop = async (lane: Lane): Promise<void> => {
+    while (!stopped) {
+      if (opts.signal?.aborted || opts.now?.aborted) {
+        incomplete ??= { cause: 'interrupted', reason: `interrupted after ${finished} of ${jobs.length} runs` };
+        stopped = true;
+        return;
+      }
+      const i = next++;
+      if (i >= jobs.length) return;
+      const job = jobs[i]!;
       const { seed, s, p, name } = job;
-      if (opts.signal?.aborted || opts.now?.aborted) { incomplete = { cause: 'interrupted', reason: `interrupted after ${timed.length} of ${jobs.length} runs` }; break; }
       const t0 = performance.now();
       const spec = { scenario: s, target: plan.target, profile: p, seed, knobs: plan.knobs ?? [], driverFaults: plan.driverFaults ?? [] };
       const dir = runDirOf(plan.out, s.name, name, sweep ? seed : undefined);
@@ -209,36 +229,54 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
       const leaveNoEmptyDirs = (): Promise<void> => removeEmptyDirs(dirname(dir), sweep ? join(plan.out, `seed-${seed}`) : dirname(dir));
       let r: ResultJson;
       try {
-        r = await runScenario(spec, dir, host, keep);
+        r = await lane.run(spec, dir, keep);
       } catch (e) {
         // Preparing the CPU (or writing the run) failed: the target's fault, or the disk's.
-        const lost = host.lost?.(), failed = targetFailure(e);
+        const lost = lane.lost(), failed = targetFailure(e);
         if (isWriteError(e)) {
-          incomplete = { cause: 'write-error', reason: `cannot write the run directory ${dir}: ${e.message}` };
+          incomplete ??= { cause: 'write-error', reason: `cannot write the run directory ${dir}: ${e.message}` };
+          stopped = true;
           await leaveNoEmptyDirs().catch(() => undefined);
-          break;
+          return;
         }
-        if (lost === undefined && failed === undefined) throw e;
+        if (lost === undefined && failed === undefined) { stopped = true; throw e; }
         r = errorResult(baseOf(job), lost !== undefined ? `the target died: ${lost}` : `the target failed: ${failed!}`);
       }
       // A run that kept no directory leaves no empty seed-<S>/<scenario>/ behind either.
       if (keep === 'failed' && r.verdict !== 'fail' && r.verdict !== 'error') await leaveNoEmptyDirs();
       // A sweep holds thousands of results: a run that did not fail keeps only its verdict.
       const ms = Math.round(performance.now() - t0);
-      timed.push({ result: sweep && r.verdict !== 'fail' && r.verdict !== 'error' ? { ...r, expectations: [], figures: {} } : r, ms });
-      progress(r, i + 1, jobs.length, ms, jobs[i + 1]?.seed !== seed);
+      byCell[i] = { result: sweep && r.verdict !== 'fail' && r.verdict !== 'error' ? { ...r, expectations: [], figures: {} } : r, ms };
+      const left = leftPerSeed.get(seed)! - 1;
+      leftPerSeed.set(seed, left);
+      progress(r, ++finished, jobs.length, ms, left === 0);
       if (r.verdict === 'error' && !opts.now?.aborted) {
-        const lost = host.lost?.();
+        const lost = lane.lost();
         targetFailures++;
         const why = lost !== undefined ? `the target died during ${s.name} (${name}, seed ${seed}): ${lost}`
           : targetFailures >= maxFailures ? `${targetFailures} runs ended in a target failure (--max-target-failures ${maxFailures})` : undefined;
         if (why !== undefined) {
-          incomplete = { cause: lost !== undefined ? 'target-died' : 'target-failures', reason: why };
-          for (const left of jobs.slice(i + 1)) timed.push({ result: errorResult(baseOf(left), `not run: ${why}`), ms: 0 });
-          break;
+          incomplete ??= { cause: lost !== undefined ? 'target-died' : 'target-failures', reason: why };
+          notRun ??= why;
+          stopped = true;
+          return;
         }
       }
-      if (plan.failFast && r.verdict === 'fail') break;
+      if (plan.failFast && r.verdict === 'fail') { stopped = true; return; }
+    }
+  };
+  const timed: TimedResult[] = [];
+  try {
+    const shardError = shardJson && await writeShardJson(plan.out, shardJson).then(() => undefined, (e: unknown) => (e as Error).message);
+    if (shardError !== undefined) incomplete = { cause: 'write-error', reason: `cannot write ${plan.out}/shard.json: ${shardError}` };
+    if (!incomplete) {
+      const outcomes = await Promise.allSettled(lanes.map(laneLoop));
+      const thrown = outcomes.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+      if (thrown) throw thrown.reason;
+    }
+    for (const [i, t] of byCell.entries()) {
+      if (t) timed.push(t);
+      else if (notRun !== undefined && i >= next) timed.push({ result: errorResult(baseOf(jobs[i]!), `not run: ${notRun}`), ms: 0 });
     }
   } finally {
     opts.now?.removeEventListener('abort', stopNow);
@@ -255,6 +293,29 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
     results: timed.map((t) => t.result),
     ...(incomplete ? { incomplete } : {}), ...(disposeError ? { disposeError } : {}), ...(junitError ? { junitError } : {}), ...(indexError ? { indexError } : {}),
   };
+}
+
+/**
+ * The suite's lanes: `host` itself when `n` is 1; otherwise n worker threads on the sim, or
+ * `host` and n-1 more VMs (qemu) or sessions (ssh), opened at once. Throws when one cannot be
+ * opened, after stopping those that were.
+ */
+async function openLanes(plan: SuitePlan, host: SuiteTarget, n: number, signal: AbortSignal | undefined): Promise<Lane[]> {
+  if (n === 1) return [targetLane(host)];
+  // On the sim every lane is a worker thread: a run on the main thread would hold its event loop for
+  // long stretches, and a worker whose run ended would wait that long for its next cell.
+  if (plan.target === 'sim') {
+    await host[Symbol.asyncDispose](); // nothing shared: each worker makes its own model per run
+    return Array.from({ length: n }, () => simWorkerLane());
+  }
+  const more = await Promise.allSettled(Array.from({ length: n - 1 }, () => openSuiteTarget(plan.target, plan.reach, signal)));
+  const opened = more.flatMap((x) => (x.status === 'fulfilled' ? [x.value] : []));
+  const failed = more.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+  if (failed) {
+    await Promise.all(opened.map((t) => Promise.resolve(t[Symbol.asyncDispose]()).catch(() => undefined)));
+    throw failed.reason;
+  }
+  return [host, ...opened].map(targetLane);
 }
 
 /** shard.json of a shard that starts: which shard, the matrix it was cut from and its fingerprint. */

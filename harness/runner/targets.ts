@@ -42,6 +42,16 @@ export interface SshReach {
   readonly key?: string;
   /** The pinned host key: an OpenSSH public key file or a known_hosts file. Default ~/.ssh/known_hosts. */
   readonly knownHost?: string;
+  /**
+   * `hardware` (default): the machine's own PT, refused without it. `model`: a machine without PT
+   * whose MSRs and helper are driven over SSH, with the reference model as its PT unit and the
+   * model's own memory (an inventory's `pt: model`, docs/hosts.md).
+   */
+  readonly pt?: PtMode;
+  /** The name in descriptions (`ssh:<label>`); the host by default (an inventory gives its host name). */
+  readonly label?: string;
+  /** Bound of connect + helper start, in ms (default 30 s). */
+  readonly connectTimeoutMs?: number;
 }
 
 /** How to reach a target other than the sim. */

@@ -1,4 +1,4 @@
-// The ptlab version, read from package.json (shard.json records it: shards cut by two versions are
+// The ptlab version, read from package.json (`ptlab --version`; shard.json records it: shards cut by two versions are
 // two matrices, docs/sharding.md).
 import { readFile } from 'node:fs/promises';
 

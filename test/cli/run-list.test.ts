@@ -102,7 +102,7 @@ describe('ptlab run --seeds (a seed sweep)', () => {
     const out = join(root, 'sweep-pass');
     const r = await ptlab('run', 'ret-compression', 'topa-grow', '--cpu', 'skylake', '--seeds', '3-5', '--out', out);
     expect([r.code, (r.err.match(/^seed [345]: 2 runs, 0 failed/gm) ?? []).length, /^ret-compression +0\/3$/m.test(r.out),
-      r.out.includes('6 runs over seeds 3-5: 6 passed, 0 failed, 0 skipped; 0 failures per 1,000 runs'), (await readdir(out)).sort()]).toEqual([0, 3, true, true, ['junit.xml', 'results.jsonl']]);
+      r.out.includes('6 runs over seeds 3-5: 6 passed, 0 failed, 0 skipped; 0 failures per 1,000 runs'), (await readdir(out)).sort()]).toEqual([0, 3, true, true, ['junit.xml', 'report.html', 'results.jsonl']]);
   });
 
   test('a failing sweep: exit 1, each failure with its seed, the failing seeds listed, the failed runs kept', async () => {
@@ -111,7 +111,7 @@ describe('ptlab run --seeds (a seed sweep)', () => {
     const kept = await readdir(out);
     expect([r.code, /\[1\/2\] FAIL err-reserved-bit \(sim:skylake\) seed 7/.test(r.err), r.out.includes('err-reserved-bit sim:skylake: 7, 8'),
       r.out.includes('1000 failures per 1,000 runs'), kept.sort(), existsSync(join(out, 'seed-8', 'err-reserved-bit', 'skylake', 'result.json'))])
-      .toEqual([1, true, true, true, ['junit.xml', 'results.jsonl', 'seed-7', 'seed-8'], true]);
+      .toEqual([1, true, true, true, ['junit.xml', 'report.html', 'results.jsonl', 'seed-7', 'seed-8'], true]);
     const junit = await readFile(join(out, 'junit.xml'), 'utf8');
     expect([(junit.match(/<testcase /g) ?? []).length, (junit.match(/<failure /g) ?? []).length, junit.includes('name="seed 8"')]).toEqual([2, 2, true]);
   });
@@ -125,12 +125,12 @@ describe('ptlab run --seeds (a seed sweep)', () => {
   test('--fail-fast stops at the first failed run', async () => {
     const out = join(root, 'fail-fast');
     const r = await ptlab('run', 'err-reserved-bit', '--cpu', 'skylake', '--seeds', '1-50', '--knob', 'swallow-gp', '--fail-fast', '--out', out);
-    expect([r.code, r.out.includes('1 runs over seeds 1-1: 0 passed, 1 failed'), (await readdir(out)).sort()]).toEqual([1, true, ['junit.xml', 'results.jsonl', 'seed-1']]);
+    expect([r.code, r.out.includes('1 runs over seeds 1-1: 0 passed, 1 failed'), (await readdir(out)).sort()]).toEqual([1, true, ['junit.xml', 'report.html', 'results.jsonl', 'seed-1']]);
   });
 
   test('--keep failed on one seed leaves only the failed runs\' directories', async () => {
     const out = join(root, 'keep-failed');
     const r = await ptlab('run', 'err-reserved-bit', 'ret-compression', '--cpu', 'skylake', '--keep', 'failed', '--knob', 'swallow-gp', '--out', out);
-    expect([r.code, (await readdir(out)).sort()]).toEqual([1, ['err-reserved-bit', 'junit.xml', 'results.jsonl']]);
+    expect([r.code, (await readdir(out)).sort()]).toEqual([1, ['err-reserved-bit', 'junit.xml', 'report.html', 'results.jsonl']]);
   });
 });

@@ -111,6 +111,30 @@ describe('buffers move by role', () => {
   }, 60_000);
 });
 
+describe('XRSTORS areas', () => {
+  test('an area XSAVES wrote is recorded by its MSRs alone; a changed one with its bytes, and both replay equal', async () => {
+    const { sim: cpu, target: rec } = await createSim('skylake', 1);
+    try {
+      const area = await rec.xsaves(0, 0x100n);
+      await rec.xrstors(0, area, 0x100n);
+      const bad = area.slice();
+      bad[576 + 0x48] = 1; // a reserved byte of component 8: #GP (docs/sdm/xsave.md §1.1)
+      await expect(rec.xrstors(0, bad, 0x100n)).rejects.toThrow(/#GP/);
+      const [, good, faulted] = rec.lines.map((l) => l as unknown as Record<string, unknown>);
+      expect([good!.data, typeof faulted!.data, typeof faulted!.fault]).toEqual([undefined, 'string', 'string']);
+      const { sim: other } = await createSim('skylake', 1);
+      try {
+        const out = await replayTranscript(rec.lines.map((l) => JSON.parse(JSON.stringify(l)) as Record<string, unknown>), other);
+        expect([out.divergence, out.equalLines]).toEqual([undefined, 3]);
+      } finally {
+        await other[Symbol.asyncDispose]();
+      }
+    } finally {
+      await cpu[Symbol.asyncDispose]();
+    }
+  });
+});
+
 describe('runs that cannot be replayed', () => {
   test('a transcript from before recipes: refused at its start line, naming the workload', async () => {
     const dir = (await recorded('topa-grow', 'skylake'))!;

@@ -45,7 +45,7 @@ describe('ptlab run --out', () => {
       (await readdir(dir)).sort(), (await readdir(out)).sort()]).toEqual([
       2, 0, 'what I saw', 9, 1,
       ['image.bin', 'image.json', 'losses.json', 'notes.txt', 'result.json', 'trace.pt', 'transcript.jsonl', 'truth.jsonl'],
-      ['junit.xml', 'results.jsonl', 'topa-grow'],
+      ['junit.xml', 'report.html', 'results.jsonl', 'topa-grow'],
     ]);
   });
 

@@ -11,6 +11,7 @@ import { summaryTable, sweepTable } from '../../report/summary.js';
 import { commandArgs, parseCommandLine, UsageError, type OptionSpec } from '../args.js';
 import { EXIT, EXIT_TABLE } from '../exit-codes.js';
 import type { CliIo } from '../main.js';
+import { writeReportAfter } from '../suite-report.js';
 
 export const MERGE_USAGE = [
   'usage: ptlab merge SHARD_DIR… --out SUITE [--force] [--copy]',
@@ -48,9 +49,10 @@ export async function mergeCommand(argv: string[], io: CliIo): Promise<number> {
     if (set.strays.length) io.err(`ptlab merge: ${set.strays.length} run director(ies) not in the matrix, not merged (first: ${set.strays[0]})`);
     if (placed.notMerged.length) io.err(`ptlab merge: ${placed.notMerged.length} file(s) in run directories not ptlab's, not merged (first: ${placed.notMerged[0]})`);
     if (m.incomplete) io.err(`ptlab merge: INCOMPLETE: ${m.incomplete}`);
+    const report = await writeReportAfter(req.out, io, 'merge');
     io.out(`${set.matrix.sweep ? sweepTable(results) : summaryTable(results)}${m.incomplete ? `INCOMPLETE: ${m.incomplete}\n` : ''}` +
       `merged ${set.count} shard(s) of ${set.cells} cells (${set.fingerprint.slice(0, 19)}…): ${results.length} runs; ` +
-      `run files ${placed.linked} hard-linked, ${placed.copied} copied → ${req.out}, junit: ${req.out}/junit.xml`);
+      `run files ${placed.linked} hard-linked, ${placed.copied} copied → ${req.out}, junit: ${req.out}/junit.xml${report ? `\nreport: ${report}` : ''}`);
     if (m.incomplete) return EXIT.incomplete;
     return results.some((r) => r.verdict === 'fail') ? EXIT.failed : EXIT.ok;
   } catch (e) {

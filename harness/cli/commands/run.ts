@@ -25,6 +25,10 @@
 // (docs/sharding.md). Progress on a terminal is one live line (runs done, failures, time left);
 // elsewhere a bounded number of plain lines (harness/cli/progress.ts).
 //
+// `--hosts FILE [--tags T1,T2]` runs the suite on every lab machine of an inventory in parallel,
+// each under DIR/<host>/ (run-hosts.ts, docs/hosts.md); it replaces --target and the connection
+// options.
+//
 // Without --cpu every model profile runs (a scenario that does not apply to a profile records a
 // "skip" with its reason). Exit 0 when nothing failed, 1 when a verdict is "fail", 2 for bad input
 // (then nothing is written), 3 when the target is unavailable or refuses (no QEMU, no image, no
@@ -48,16 +52,20 @@ import { EXIT, EXIT_TABLE, STOP_SIGNALS, type StopSignal } from '../exit-codes.j
 import { OutputClosedError } from '../fd-sink.js';
 import type { CliIo } from '../main.js';
 import { suiteProgress } from '../progress.js';
+import { writeReportAfter } from '../suite-report.js';
+import { hostsRequestOf, runHostsCommand, type HostsRequest, type HostsRunRequest } from './run-hosts.js';
 
 const USAGE = [
   'usage: ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE|all] [--seed N | --seeds A-B] [--out DIR]',
   '         [--keep all|failed] [--fail-fast] [--force] [--json] [--max-target-failures N] [--knob NAME]… [--driver-fault NAME]…',
   '         [--shard i/n]   run shard i of n (cell k of the matrix goes to shard (k mod n)+1); join shards with ptlab merge',
+  '         [--jobs N]      run N cells at once: worker threads on the sim, N VMs on qemu, N sessions on ssh; same run directories as --jobs 1',
   '         progress goes to stderr; --json prints one JSON document (counts, every run\'s verdict) on stdout',
   '         the suite stops after N runs ended in a target failure (default 3), or at once when the target dies',
   '         --out must be new or empty; --force replaces an earlier run\'s directories there (never other files)',
   '         qemu: [--pt hardware|model] [--accel auto|tcg|kvm]',
   '         ssh:  --host H [--port P] [--user U] [--key FILE] [--known-host FILE]',
+  '         --hosts FILE [--tags T1,T2]   every lab machine of an inventory (or those with any of the tags) in parallel, under DIR/<host>/',
 ].join('\n');
 
 
@@ -77,13 +85,16 @@ export const RUN_OPTIONS = {
   'fail-fast': { type: 'boolean' }, force: { type: 'boolean' }, json: { type: 'boolean' }, 'max-target-failures': { type: 'string' },
   pt: { type: 'string' }, accel: { type: 'string' },
   host: { type: 'string' }, port: { type: 'string' }, user: { type: 'string' }, key: { type: 'string' }, 'known-host': { type: 'string' },
-  shard: { type: 'string' },
+  hosts: { type: 'string' }, tags: { type: 'string' },
+  shard: { type: 'string' }, jobs: { type: 'string' },
 } as const satisfies Record<string, OptionSpec>;
 
 /** What `ptlab run` was asked for: the suite, and how to report it. */
 export interface RunRequest extends SuitePlan {
   /** Print one JSON document on stdout (progress still goes to stderr). */
   readonly json?: boolean;
+  /** `--hosts FILE [--tags …]`: the suite on every selected machine of the inventory (run-hosts.ts). */
+  readonly hosts?: HostsRequest;
 }
 
 /** Parses and validates the command line into a plan; throws PtError('bad_config') (a UsageError) with a clear message. */
@@ -105,15 +116,19 @@ export function parseRunArgs(argv: string[], now = new Date()): RunRequest {
   const maxText = v['max-target-failures'];
   if (maxText !== undefined && (!/^\d+$/.test(maxText) || Number(maxText) < 1)) throw new PtError('bad_config', `--max-target-failures must be a whole number ≥ 1, got '${maxText}'`);
   const shard = v.shard === undefined ? undefined : shardOf(v.shard);
+  const jobs = v.jobs === undefined ? undefined : jobsOf(v.jobs);
   if (all && names.length) throw new PtError('bad_config', 'give scenario names or --all, not both');
   if (seed !== undefined && seeds !== undefined) throw new PtError('bad_config', 'give --seed N or --seeds A-B, not both');
   if (!all && !names.length) throw new PtError('bad_config', 'no scenario given (name one or more, or --all; see ptlab list)');
-  const kind = checkTarget(target);
-  const reach = targetReachOf(kind, v);
+  const hosts = hostsRequestOf(v);
+  // An inventory's machines are all ssh targets, each with its own reach (docs/hosts.md).
+  const kind = hosts ? 'ssh' : checkTarget(target);
+  const reach = hosts ? undefined : targetReachOf(kind, v);
   if (knobs.length && kind !== 'sim') {
     throw new PtError('bad_config', `--knob is a negative control of the sim target only (the qemu model equals the sim byte for byte); run it with --target sim`);
   }
-  const modelCpu = kind === 'sim' || (reach?.kind === 'qemu' && reach.pt === 'model');
+  // With --hosts, --cpu chooses the profiles of the `pt: model` machines (docs/hosts.md).
+  const modelCpu = kind === 'sim' || hosts !== undefined || (reach?.kind === 'qemu' && reach.pt === 'model');
   if (!modelCpu && cpu !== undefined) {
     throw new PtError('bad_config', `--cpu chooses a model profile; --target ${kind}${kind === 'qemu' ? ' --pt hardware' : ''} runs on the CPU's own PT (use --pt model for model profiles)`);
   }
@@ -130,8 +145,19 @@ export function parseRunArgs(argv: string[], now = new Date()): RunRequest {
   return {
     scenarios, target: kind, profiles, seed: seeds?.from ?? seed ?? 1, ...(seeds ? { lastSeed: seeds.to } : {}),
     out: out ?? defaultOut(now), knobs, ...(keep ? { keep } : {}), ...(failFast ? { failFast } : {}), ...(force ? { force } : {}), ...(driverFaults.length ? { driverFaults } : {}), ...(reach ? { reach } : {}),
-    ...(maxText !== undefined ? { maxTargetFailures: Number(maxText) } : {}), ...(v.json === true ? { json: true } : {}), ...(shard ? { shard } : {}) };
+    ...(maxText !== undefined ? { maxTargetFailures: Number(maxText) } : {}), ...(v.json === true ? { json: true } : {}), ...(shard ? { shard } : {}), ...(hosts ? { hosts } : {}),
+    ...(jobs !== undefined && jobs > 1 ? { jobs } : {}) };
 }
+
+/** `--jobs N`: cells run at once, 1..64 (docs/parallel.md). */
+export function jobsOf(text: string): number {
+  const n = /^\d{1,3}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 1 && n <= MAX_JOBS)) throw new UsageError(`--jobs takes a whole number 1..${MAX_JOBS}, got '${text}'`);
+  return n;
+}
+
+/** More lanes than this is a typo, not a lab: each qemu lane is a VM. */
+const MAX_JOBS = 64;
 
 /** `--shard i/n`: whole numbers with 1 ≤ i ≤ n. */
 export function shardOf(text: string): ShardSpec {
@@ -250,6 +276,10 @@ export async function runCommand(argv: string[], cli: CliIo): Promise<number> {
     io.err(`ptlab run: ${e.message}\n${USAGE}`);
     return EXIT.usage;
   }
+  if (plan.hosts) {
+    using hostsStop = new SignalStop(io);
+    return await runHostsCommand(plan as HostsRunRequest, io, hostsStop);
+  }
   const where = plan.reach?.kind === 'qemu' ? `qemu (--pt ${plan.reach.pt}, --accel ${plan.reach.accel})` : plan.reach?.kind === 'ssh' ? `ssh:${plan.reach.host}` : plan.target;
   const profiles = plan.reach && !(plan.reach.kind === 'qemu' && plan.reach.pt === 'model') ? 'the CPU\'s own profile' : `${plan.profiles.length} profile(s)`;
   const sweep = plan.lastSeed !== undefined;
@@ -289,18 +319,20 @@ export async function runCommand(argv: string[], cli: CliIo): Promise<number> {
   if (outcome.indexError) io.err(`ptlab run: cannot write ${plan.out}/${RESULTS_FILE}${plan.shard ? ' or shard.json' : ''}: ${outcome.indexError}`);
   if (outcome.incomplete) io.err(`ptlab run: INCOMPLETE: ${outcome.incomplete.reason}`);
   const results = outcome.results;
+  const report = await writeReportAfter(plan.out, io, 'run');
   if (plan.json) {
     const count = (v: string): number => results.filter((r) => r.verdict === v).length;
     const runs: JsonRun[] = results.map((r) => ({ scenario: r.scenario, target: r.target, profile: r.profile, seed: r.seed, verdict: r.verdict, ...(r.reason === undefined ? {} : { reason: r.reason }) }));
     io.out(JSON.stringify({
       out: plan.out, target: where, seeds: { from: plan.seed, to: plan.lastSeed ?? plan.seed }, ...(plan.shard ? { shard: plan.shard } : {}),
       counts: { runs: results.length, passed: count('pass'), failed: count('fail'), skipped: count('skip'), errors: count('error') },
-      ...(outcome.incomplete ? { incomplete: outcome.incomplete } : {}), exitCode: code, junit: `${plan.out}/junit.xml`, runs,
+      ...(outcome.incomplete ? { incomplete: outcome.incomplete } : {}), exitCode: code, junit: `${plan.out}/junit.xml`, ...(report ? { report } : {}), runs,
     }));
     return code;
   }
   const kept = sweep ? `${plan.out}/seed-<S>/<scenario>/<profile>/${(plan.keep ?? 'failed') === 'failed' ? ' (failed runs only)' : ''}` : `${plan.out}/<scenario>/<profile>/`;
   io.out(`${sweep ? sweepTable(results) : summaryTable(results)}${outcome.incomplete ? `INCOMPLETE: ${outcome.incomplete.reason}\n` : ''}run directories: ${kept}, junit: ${plan.out}/junit.xml` +
+    (report ? `\nreport: ${report}` : '') +
     (plan.shard ? `\nshard ${plan.shard.index}/${plan.shard.count} of the matrix (${plan.out}/shard.json): join all ${plan.shard.count} with ptlab merge` : ''));
   return code;
 }

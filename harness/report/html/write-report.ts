@@ -1,0 +1,29 @@
+// `writeSuiteReport`: a suite directory's report.html (docs/report.md), written whole or not at all
+// (into a temporary file next to it, then renamed). Steps: find the chart library (the page is
+// useless without it, so first) → read the suite, one run at a time → render → write.
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { loadChartLibrary } from './chart-library.js';
+import { ReportError } from './errors.js';
+import { reportPage } from './page.js';
+import { suiteView } from './suite-view.js';
+
+/** The report's file name inside the suite directory. */
+export const REPORT_FILE = 'report.html';
+
+/** Writes the report of `suiteDir` to `out` (default `suiteDir/report.html`); returns its path. Throws ReportError. */
+export async function writeSuiteReport(suiteDir: string, out: string = join(suiteDir, REPORT_FILE)): Promise<string> {
+  const chart = await loadChartLibrary();
+  const suite = await suiteView(suiteDir);
+  const html = reportPage(suite, chart, { generated: new Date().toISOString() });
+  const path = resolve(out);
+  const tmp = join(dirname(path), `.${REPORT_FILE}.partial-${process.pid}-${Date.now()}`);
+  try {
+    await writeFile(tmp, html);
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw new ReportError('write-failed', path, `cannot write ${path}: ${(e as Error).message}`, { cause: e });
+  }
+  return path;
+}
