@@ -1,29 +1,17 @@
 // The JSON Schema check of a sequence file (docs/schemas/seq.schema.json, validated with ajv). Each
 // step is checked on its own, against the definition its step key names, so a mistake is reported
 // at its own place ("unknown key 'vaule'") rather than as "matches none of 12 step kinds".
-import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { SeqFileError } from './errors.js';
 import { nearest } from './names.js';
 import type { SeqPath, SeqSource } from './parse.js';
+import { commonMessage, errorPath, jsonOf, loadSchemaFile, unknownKeyMessage, unknownKeyOf } from './schema-errors.js';
 
 /** Every step kind, in the order docs/formats/seq.md lists them. */
 export const STEP_KINDS = [
   'cpuid', 'rdmsr', 'wrmsr', 'alloc', 'topa', 'trace', 'pmi-enable', 'run', 'wait-pmi', 'handle-pmi', 'collect', 'xsaves', 'xrstors', 'repeat',
 ] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
-
-/** docs/schemas/seq.schema.json, found from harness/seq and from dist/harness/seq alike. */
-function loadSchema(): Record<string, unknown> {
-  for (const rel of ['../../docs/schemas/seq.schema.json', '../../../docs/schemas/seq.schema.json']) {
-    try {
-      return JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as Record<string, unknown>;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    }
-  }
-  throw new Error('docs/schemas/seq.schema.json is missing from this installation');
-}
 
 interface Validators {
   readonly top: ValidateFunction;
@@ -34,7 +22,7 @@ interface Validators {
 let validators: Validators | undefined;
 
 function compile(): Validators {
-  const schema = loadSchema();
+  const schema = loadSchemaFile('seq.schema.json');
   const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
   const whole = ajv.compile(schema);
   const id = schema.$id as string;
@@ -43,14 +31,6 @@ function compile(): Validators {
   const { $id: _id, ...rest } = schema;
   const top = ajv.compile({ ...rest, properties: { ...(schema.properties as object), steps: { type: 'array', minItems: 1 } } });
   return { top, whole, step };
-}
-
-/** A copy of `v` with bigints as numbers (ajv knows JSON types only; the range checks stay exact in check.ts). */
-function jsonOf(v: unknown): unknown {
-  if (typeof v === 'bigint') return Number(v);
-  if (Array.isArray(v)) return v.map(jsonOf);
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, jsonOf(x)]));
-  return v;
 }
 
 /** Throws SeqFileError for the first thing the schema refuses in `src`, at its place. */
@@ -90,13 +70,9 @@ function checkSteps(src: SeqSource, at: SeqPath, steps: readonly unknown[]): voi
 function fail(src: SeqSource, at: SeqPath, x: unknown, v: ValidateFunction): void {
   if (v(x)) return;
   const e = pickError(v.errors ?? []);
-  const rel = e.instancePath.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? Number(p) : p.replace(/~1/g, '/').replace(/~0/g, '~')));
-  const path = [...at, ...rel];
-  if (e.keyword === 'additionalProperties') {
-    const k = String(e.params.additionalProperty);
-    const allowed = Object.keys((e.parentSchema as { properties?: object }).properties ?? {});
-    throw new SeqFileError('schema', src.pos([...path, k], true), `unknown key '${k}'${allowed.length ? ` (keys here: ${allowed.join(', ')})` : ''}`, nearest(k, allowed));
-  }
+  const path = [...at, ...errorPath(e)];
+  const u = unknownKeyOf(e);
+  if (u) throw new SeqFileError('schema', src.pos([...path, u.key], true), unknownKeyMessage(u), nearest(u.key, u.allowed));
   throw new SeqFileError('schema', src.pos(path), `${describeWhere(path)}${messageOf(e)}`);
 }
 
@@ -115,11 +91,7 @@ function messageOf(e: ErrorObject): string {
     case 'oneOf':
     case 'anyOf':
       return 'has the wrong form (see docs/formats/seq.md for what this key takes)';
-    case 'enum':
-      return `must be one of ${((e.params as { allowedValues: unknown[] }).allowedValues).map((x) => JSON.stringify(x)).join(', ')}`;
-    case 'required':
-      return `needs the key '${String((e.params as { missingProperty: string }).missingProperty)}'`;
     default:
-      return e.message ?? e.keyword;
+      return commonMessage(e) ?? e.message ?? e.keyword;
   }
 }
