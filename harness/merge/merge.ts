@@ -5,6 +5,7 @@
 // → place each run directory (place-run.ts) → write junit.xml and results.jsonl. Nothing is
 // written until every check has passed.
 import { writeFile } from 'node:fs/promises';
+import { PtError } from '../../driver/base/errors.js';
 import { join, relative, resolve, sep } from 'node:path';
 import { junitSweepXml, junitXml, type TimedResult } from '../report/junit.js';
 import { RESULTS_FILE, resultsIndexText } from '../report/results-index.js';
@@ -23,6 +24,8 @@ export interface MergeRequest {
   readonly force?: boolean;
   /** Copy run files instead of hard-linking them. */
   readonly copy?: boolean;
+  /** Stops the merge between two run directories (PtError 'aborted'): no run is left half-placed. */
+  readonly signal?: AbortSignal;
 }
 
 /** What a merge produced. */
@@ -53,6 +56,7 @@ export async function mergeShards(req: MergeRequest): Promise<MergeOutcome> {
   await removeShardJson(req.out);
   const placed: Placed = { linked: 0, copied: 0, notMerged: [] };
   for (const { run: { result: r }, shard } of set.runs) {
+    if (req.signal?.aborted) throw new PtError('aborted', `interrupted after placing ${placed.linked + placed.copied} run files; no junit.xml or results.jsonl was written: merge again with --force`);
     const sweepSeed = set.matrix.sweep ? r.seed : undefined;
     const src = runDirOf(shard.dir, r.scenario, r.profile, sweepSeed);
     if (shard.runDirs.has(relative(shard.dir, src).split(sep).join('/'))) await placeRun(src, runDirOf(req.out, r.scenario, r.profile, sweepSeed), req.copy === true, placed);

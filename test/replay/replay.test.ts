@@ -6,6 +6,7 @@ import { execa } from 'execa';
 import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { main } from '../../harness/cli/main.js';
 import { parseTranscriptLine } from '../../harness/diff/transcript.js';
 import { NotReplayableError } from '../../harness/replay/errors.js';
 import { replayTranscript } from '../../harness/replay/replay.js';
@@ -177,6 +178,18 @@ describe('ptlab replay', () => {
     // Broadwell's MAXPHYADDR is wider than Skylake's model: the probe of bit 39 in OUTPUT_BASE faults only on Skylake.
     const report = JSON.parse(j.stdout) as { equal: boolean; profile: string; divergence: { op: string; rule: string } };
     expect([j.exitCode, report.equal, report.profile, report.divergence.op, report.divergence.rule]).toEqual([1, false, 'broadwell', 'wrmsr', 'OUTPUT_BASE.MAXPHYADDR']);
+  }, 60_000);
+
+  test('a SIGINT stops the replay between two operations: exit 130, the target disposed of', async () => {
+    const dir = (await recorded('manual-pmi-other-context', 'skylake'))!; // tens of thousands of lines: seconds to replay
+    const before = process.listenerCount('SIGINT');
+    const out: string[] = [], err: string[] = [];
+    const running = main(['replay', dir], { out: (x) => out.push(x), err: (x) => err.push(x) });
+    while (process.listenerCount('SIGINT') === before) await new Promise((r) => setTimeout(r, 1));
+    process.emit('SIGINT'); // the command's own handler, in this process
+    const code = await running;
+    expect([code, err.join('\n'), out]).toEqual([130, expect.stringMatching(/SIGINT[\s\S]*interrupted: replay interrupted at transcript line \d+ of \d+/), []]);
+    expect(process.listenerCount('SIGINT')).toBe(before);
   }, 60_000);
 
   test('exit 2: no directory, an unknown knob, --knob off the sim', async () => {

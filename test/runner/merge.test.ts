@@ -227,3 +227,26 @@ test('an unsharded run over an earlier shard (--force) leaves no shard.json behi
   await runSuite(plan(out, { force: true, scenarios: [findScenario('err-reserved-bit')], profiles: ['skylake'] }));
   expect([before, existsSync(join(out, SHARD_FILE))]).toEqual([true, false]);
 });
+
+describe('a merge stopped by a signal', () => {
+  test('stops between run directories: no half-placed run, no junit.xml or results.jsonl, and says how to finish', async () => {
+    const out = join(root, 'interrupted');
+    const stop = new AbortController();
+    stop.abort(new Error('SIGINT'));
+    const e = await mergeShards({ shards: [shard(1), shard(2), shard(3)], out, signal: stop.signal }).catch((x: unknown) => x);
+    expect([(e as { code?: string }).code, (e as Error).message]).toEqual(['aborted', expect.stringContaining('merge again with --force')]);
+    const left = await readdir(out);
+    expect(left.filter((f) => f.includes('.partial') || f === 'junit.xml' || f === RESULTS_FILE)).toEqual([]);
+  });
+
+  test('ptlab merge on SIGTERM: exit 143 (the handler aborts the merge; a second signal would exit at once)', async () => {
+    const out = join(root, 'sigterm');
+    const before = process.listenerCount('SIGTERM');
+    const running = ptlab('merge', shard(1), shard(2), shard(3), '--out', out);
+    while (process.listenerCount('SIGTERM') === before) await new Promise((r) => setTimeout(r, 1));
+    process.emit('SIGTERM'); // the command's own handler, in this process: the merge sees its signal aborted
+    const r = await running;
+    expect([r.code, r.err]).toEqual([143, expect.stringContaining('SIGTERM')]);
+    expect(process.listenerCount('SIGTERM')).toBe(before);
+  });
+});

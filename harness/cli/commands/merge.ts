@@ -12,6 +12,7 @@ import { commandArgs, parseCommandLine, UsageError, type OptionSpec } from '../a
 import { EXIT, EXIT_TABLE } from '../exit-codes.js';
 import type { CliIo } from '../main.js';
 import { writeReportAfter } from '../suite-report.js';
+import { StopOnSignal } from '../stop-signals.js';
 
 export const MERGE_USAGE = [
   'usage: ptlab merge SHARD_DIR… --out SUITE [--force] [--copy]',
@@ -41,8 +42,9 @@ const WRITE_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EFBIG']);
 export async function mergeCommand(argv: string[], io: CliIo): Promise<number> {
   const req = commandArgs('merge', `${MERGE_USAGE}\n${EXIT_TABLE}`, io, () => mergeArgs(argv));
   if (typeof req === 'number') return req;
+  using stop = new StopOnSignal(io, 'merge', 'stopping after the run directory being placed');
   try {
-    const m = await mergeShards(req);
+    const m = await mergeShards({ ...req, signal: stop.signal });
     const { set, runs, placed } = m;
     const results = runs.map((r) => r.result);
     for (const s of m.stoppedEarly) io.err(`ptlab merge: ${s}`);
@@ -56,6 +58,10 @@ export async function mergeCommand(argv: string[], io: CliIo): Promise<number> {
     if (m.incomplete) return EXIT.incomplete;
     return results.some((r) => r.verdict === 'fail') ? EXIT.failed : EXIT.ok;
   } catch (e) {
+    if (e instanceof PtError && e.code === 'aborted' && stop.status !== undefined) {
+      io.err(`ptlab merge: ${e.message}`);
+      return stop.status;
+    }
     if (e instanceof PtError && e.code === 'bad_config') {
       io.err(`ptlab merge: ${e.message}`);
       return EXIT.usage;

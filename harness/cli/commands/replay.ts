@@ -11,7 +11,8 @@ import { openSuiteTarget, TargetUnavailableError } from '../../runner/suite-targ
 import { checkProfile, checkTarget } from '../../runner/targets.js';
 import { knob } from '../../sim/knobs/knobs.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
-import { EXIT, STOP_SIGNALS, type StopSignal } from '../exit-codes.js';
+import { EXIT } from '../exit-codes.js';
+import { StopOnSignal } from '../stop-signals.js';
 import type { CliIo } from '../main.js';
 import { targetReachOf } from './run.js';
 
@@ -63,30 +64,6 @@ export function replayText(r: ReplayReport): string {
   ].join('\n');
 }
 
-/** The stop signals for the length of a replay: the first stops it between two operations (the target is still disposed of), the next exits at once. */
-class ReplayStop implements Disposable {
-  readonly controller = new AbortController();
-  first: StopSignal | undefined;
-  private readonly handlers = new Map<StopSignal, () => void>();
-
-  constructor(io: CliIo) {
-    for (const sig of Object.keys(STOP_SIGNALS) as StopSignal[]) {
-      const h = (): void => {
-        if (this.first !== undefined) process.exit(STOP_SIGNALS[this.first]);
-        this.first = sig;
-        io.err(`ptlab replay: ${sig}: stopping and disposing of the target (again to exit at once)`);
-        this.controller.abort(new Error(sig));
-      };
-      this.handlers.set(sig, h);
-      process.on(sig, h);
-    }
-  }
-
-  [Symbol.dispose](): void {
-    for (const [sig, h] of this.handlers) process.removeListener(sig, h);
-  }
-}
-
 export async function replayCommand(argv: string[], io: CliIo): Promise<number> {
   let args;
   try {
@@ -97,13 +74,13 @@ export async function replayCommand(argv: string[], io: CliIo): Promise<number> 
     return EXIT.usage;
   }
   if (typeof args === 'number') return args;
-  using stop = new ReplayStop(io);
-  const signal = stop.controller.signal;
+  using stop = new StopOnSignal(io, 'replay', 'stopping and disposing of the target');
+  const signal = stop.signal;
   let on;
   try {
     on = await openSuiteTarget(args.kind, args.reach, signal);
   } catch (e) {
-    if (stop.first !== undefined) return STOP_SIGNALS[stop.first];
+    if (stop.status !== undefined) return stop.status;
     io.err(`ptlab replay: ${(e as Error).message}${e instanceof TargetUnavailableError && e.hint ? `\n${e.hint}` : ''}`);
     return e instanceof TargetUnavailableError ? EXIT.unavailable : EXIT.usage;
   }
@@ -112,9 +89,9 @@ export async function replayCommand(argv: string[], io: CliIo): Promise<number> 
     io.out(args.json ? JSON.stringify(r) : replayText(r));
     return r.equal ? EXIT.ok : EXIT.failed;
   } catch (e) {
-    if (stop.first !== undefined) {
+    if (stop.status !== undefined) {
       io.err(`ptlab replay: interrupted: ${(e as Error).message}`);
-      return STOP_SIGNALS[stop.first];
+      return stop.status;
     }
     if (e instanceof NotReplayableError || (e instanceof PtError && e.code === 'bad_config') || (e as NodeJS.ErrnoException).code === 'ENOENT') {
       io.err(`ptlab replay: ${(e as Error).message}`);
