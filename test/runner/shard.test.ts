@@ -16,8 +16,15 @@ describe('the cells of a matrix', () => {
       .toEqual(['7/a/p', '7/a/q', '7/b/p', '7/b/q', '8/a/p', '8/a/q', '8/b/p', '8/b/q']);
   });
 
-  test('are dealt round-robin: cell k goes to shard (k mod n) + 1', () => {
-    expect(Array.from({ length: 8 }, (_, k) => shardOfCell(k, 3))).toEqual([1, 2, 3, 1, 2, 3, 1, 2]);
+  test('are dealt in blocks of n, block b rotated by b: cell k goes to shard ((k mod n) + ⌊k/n⌋) mod n + 1', () => {
+    expect(Array.from({ length: 9 }, (_, k) => shardOfCell(k, 3))).toEqual([1, 2, 3, 2, 3, 1, 3, 1, 2]);
+  });
+
+  test.for([2, 3, 6])('with 6 profiles and %i shards, every shard gets every profile (plain round-robin gave each shard the same ones)', (n) => {
+    const profiles = ['broadwell', 'skylake', 'icelake', 'sapphire-rapids', 'kvm-guest', 'full'];
+    const cells = cellsOf({ seeds: { from: 1, to: 1 }, scenarios: Array.from({ length: 12 }, (_, i) => `s${i}`), profiles });
+    const perShard = Array.from({ length: n }, (_, i) => new Set(cellsOfShard(cells, { index: i + 1, count: n }).map((c) => c.profile)));
+    expect(perShard.map((set) => set.size)).toEqual(Array.from({ length: n }, () => 6));
   });
 
   test.for([1, 2, 3, 5, 12, 13])('%i shards hold every cell exactly once, each in the unsharded order', (n) => {

@@ -20,7 +20,7 @@
 // scenario × profile table of failed runs with the failing seeds and the failures per 1,000 runs.
 // `--fail-fast` stops at the first failed run.
 //
-// `--shard i/n` runs shard i of n: cell k of the unsharded order goes to shard (k mod n) + 1, and
+// `--shard i/n` runs shard i of n: cell k of the unsharded order goes to shard ((k mod n) + ⌊k/n⌋) mod n + 1, and
 // DIR/shard.json says which shard of which matrix DIR holds; `ptlab merge` joins the shards
 // (docs/sharding.md). Progress on a terminal is one live line (runs done, failures, time left);
 // elsewhere a bounded number of plain lines (harness/cli/progress.ts).
@@ -58,7 +58,7 @@ import { hostsRequestOf, runHostsCommand, type HostsRequest, type HostsRunReques
 const USAGE = [
   'usage: ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE|all] [--seed N | --seeds A-B] [--out DIR]',
   '         [--keep all|failed] [--fail-fast] [--force] [--json] [--max-target-failures N] [--knob NAME]… [--driver-fault NAME]…',
-  '         [--shard i/n]   run shard i of n (cell k of the matrix goes to shard (k mod n)+1); join shards with ptlab merge',
+  '         [--shard i/n]   run shard i of n (cells dealt in blocks of n, each block rotated: docs/sharding.md); join shards with ptlab merge',
   '         [--jobs N]      run N cells at once: worker threads on the sim, N VMs on qemu, N sessions on ssh; same run directories as --jobs 1',
   '         progress goes to stderr; --json prints one JSON document (counts, every run\'s verdict) on stdout',
   '         the suite stops after N runs ended in a target failure (default 3), or at once when the target dies',
