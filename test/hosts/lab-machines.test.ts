@@ -135,4 +135,21 @@ describe.skipIf(env.skip)(`ptlab run --hosts on three stand-in lab machines${env
     expect({ killedAlive: alive(killed.pid!), children, lab1: await helpers(vms[0]!), lab3: await helpers(vms[2]!) })
       .toEqual({ killedAlive: false, children: [vms[0]!.pid!, vms[2]!.pid!].sort(), lab1: [], lab3: [] });
   }, 120_000);
+
+  test('--hosts with --jobs 2 on the two live machines: exit 0, and their traces equal the sim\'s', async () => {
+    if (env.skip) return;
+    const inventory = join(root, 'two.yaml');
+    const entry = (name: string, port: number): string =>
+      `  - name: ${name}\n    host: 127.0.0.1\n    port: ${port}\n    key: keys/client\n    known-host: keys/lab.pub\n    pt: model\n`;
+    await writeFile(inventory, `hosts:\n${entry('lab1', vms[0]!.sshPort!)}${entry('lab3', vms[2]!.sshPort!)}`);
+    const out = join(root, 'jobs'), sim = join(root, 'jobs-sim');
+    const r = await ptlab(['run', ...SCENARIOS, '--cpu', 'skylake', '--hosts', inventory, '--jobs', '2', '--out', out]);
+    expect(r.code, r.err).toBe(0);
+    expect((await ptlab(['run', ...SCENARIOS, '--cpu', 'skylake', '--out', sim])).code).toBe(0);
+    const same: boolean[] = [];
+    for (const h of ['lab1', 'lab3']) {
+      for (const sc of ['topa-grow', 'tracestop']) same.push((await readFile(join(out, h, sc, 'skylake', 'trace.pt'))).equals(await readFile(join(sim, sc, 'skylake', 'trace.pt'))));
+    }
+    expect(same).toEqual([true, true, true, true]);
+  }, 120_000);
 });
