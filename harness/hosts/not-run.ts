@@ -1,22 +1,23 @@
 // The cells of a host that ran nothing (down, refused, interrupted while connecting: docs/hosts.md
 // "When a host is unavailable"), as `error` results with the reason, so its junit testsuite and
-// results say which runs are missing and why. The cells are the suite's: seeds × scenarios ×
-// profiles, where a `pt: hardware` host would have run its own CPU's profile (`probed`).
+// results say which runs are missing and why. The cells are the suite's (runner/matrix.ts
+// cellsOf), where a `pt: hardware` host would have run its own CPU's profile (`probed`).
 import { writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { junitSweepXml, junitXml, type TimedResult } from '../report/junit.js';
 import { errorResult } from '../report/result.js';
 import { RESULTS_FILE, resultsIndexText } from '../report/results-index.js';
 import { PROBED_PROFILE } from '../runner/probed-profile.js';
-import { seedsOf, type SuitePlan } from '../runner/suite.js';
+import { cellsOf } from '../runner/matrix.js';
+import { seedRange, type SuitePlan } from '../runner/suite.js';
 import type { LabHost } from './inventory.js';
 
 /** Every cell of `plan` on `host` as an error `not run: <why>`, in the suite's order. */
 export function notRunResults(plan: SuitePlan, host: LabHost, why: string): TimedResult[] {
   const profiles = host.pt === 'model' ? plan.profiles : [PROBED_PROFILE];
-  return seedsOf(plan).flatMap((seed) => plan.scenarios.flatMap((s) => profiles.map((profile) => ({
-    result: errorResult({ scenario: s.name, target: plan.target, profile, seed }, `not run: ${why}`), ms: 0,
-  }))));
+  return cellsOf({ seeds: seedRange(plan), scenarios: plan.scenarios, profiles }).map((c) => ({
+    result: errorResult({ scenario: c.scenario.name, target: plan.target, profile: c.profile, seed: c.seed }, `not run: ${why}`), ms: 0,
+  }));
 }
 
 /** Writes junit.xml and results.jsonl of a host that ran nothing into `dir` (a suite directory like any other). */

@@ -19,17 +19,20 @@ export interface MatrixDef {
   readonly driverFaults: readonly string[];
 }
 
-/** One cell: its position in the unsharded order (0-based) and what it runs. */
-export interface Cell {
+/** One cell: its position in the unsharded order (0-based) and what it runs (by name, or as the runner holds them). */
+export interface Cell<S = string, P = string> {
   readonly index: number;
   readonly seed: number;
-  readonly scenario: string;
-  readonly profile: string;
+  readonly scenario: S;
+  readonly profile: P;
 }
 
-/** The cells of `def` in the unsharded order: seeds × scenarios × profiles. */
-export function cellsOf(def: Pick<MatrixDef, 'seeds' | 'scenarios' | 'profiles'>): Cell[] {
-  const cells: Cell[] = [];
+/**
+ * The cells of `def` in the unsharded order: seeds × scenarios × profiles. The one place that
+ * order is made: the suite runs it, shards deal it, a host that ran nothing reports it.
+ */
+export function cellsOf<S = string, P = string>(def: { readonly seeds: MatrixDef['seeds']; readonly scenarios: readonly S[]; readonly profiles: readonly P[] }): Cell<S, P>[] {
+  const cells: Cell<S, P>[] = [];
   for (let seed = def.seeds.from; seed <= def.seeds.to; seed++) {
     for (const scenario of def.scenarios) for (const profile of def.profiles) cells.push({ index: cells.length, seed, scenario, profile });
   }

@@ -72,10 +72,9 @@ export function runDirOf(out: string, scenario: string, profile: string, sweepSe
   return sweepSeed === undefined ? join(out, scenario, profile) : join(out, `seed-${sweepSeed}`, scenario, profile);
 }
 
-/** The seeds of a plan, in order. */
-export function seedsOf(plan: Pick<SuitePlan, 'seed' | 'lastSeed'>): number[] {
-  const last = plan.lastSeed ?? plan.seed;
-  return Array.from({ length: last - plan.seed + 1 }, (_, i) => plan.seed + i);
+/** The seeds of a plan: `seed`, or the sweep `seed`..`lastSeed`. */
+export function seedRange(plan: Pick<SuitePlan, 'seed' | 'lastSeed'>): { readonly from: number; readonly to: number } {
+  return { from: plan.seed, to: plan.lastSeed ?? plan.seed };
 }
 
 /** Kernel file systems: writable-looking paths where a run directory cannot live. */
@@ -187,9 +186,10 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
   const sweep = plan.lastSeed !== undefined;
   const keep = plan.keep ?? (sweep ? 'failed' : 'all');
   const maxFailures = plan.maxTargetFailures ?? DEFAULT_MAX_TARGET_FAILURES;
-  const matrix = seedsOf(plan).flatMap((seed) => plan.scenarios.flatMap((s) => profiles.map((p) => ({ seed, s, p, name: typeof p === 'string' ? p : p.name }))));
-  // The cells in the unsharded order (matrix.ts cellsOf, the same loops); a shard keeps its own.
-  const jobs = plan.shard ? cellsOfShard(matrix.map((j, index) => ({ ...j, index })), plan.shard) : matrix;
+  // The cells in the unsharded order (matrix.ts cellsOf); a shard keeps its own.
+  const matrix = cellsOf({ seeds: seedRange(plan), scenarios: plan.scenarios, profiles })
+    .map((c) => ({ index: c.index, seed: c.seed, s: c.scenario, p: c.profile, name: typeof c.profile === 'string' ? c.profile : c.profile.name }));
+  const jobs = plan.shard ? cellsOfShard(matrix, plan.shard) : matrix;
   let lanes: Lane[];
   try {
     lanes = await openLanes(plan, host, Math.max(1, Math.min(plan.jobs ?? 1, jobs.length)), opts.signal);
@@ -322,7 +322,7 @@ async function openLanes(plan: SuitePlan, host: SuiteTarget, n: number, signal: 
 async function shardJsonOf(plan: SuitePlan, profiles: readonly string[], keep: KeepRuns, shardCells: number): Promise<ShardJson> {
   const matrix: MatrixDef = {
     target: plan.reach?.kind === 'qemu' ? `qemu --pt ${plan.reach.pt}` : plan.target, sweep: plan.lastSeed !== undefined, keep,
-    seeds: { from: plan.seed, to: plan.lastSeed ?? plan.seed }, scenarios: plan.scenarios.map((s) => s.name), profiles,
+    seeds: seedRange(plan), scenarios: plan.scenarios.map((s) => s.name), profiles,
     knobs: [...(plan.knobs ?? [])], driverFaults: [...(plan.driverFaults ?? [])],
   };
   const version = await ptlabVersion();
