@@ -116,7 +116,7 @@ export class StepIssuer implements AsyncDisposable {
       case 'start': return this.start(l, cpu, at);
       case 'end': return this.end(int(l.exec, 'exec', at));
       default:
-        if (EVENT_OPS.has(String(l.op))) return this.nextEvent(l, cpu, at);
+        if (EVENT_OPS.has(String(l.op))) return this.nextEvent(l, at);
         throw new NotReplayableError(`unknown op ${JSON.stringify(l.op)}`, at);
     }
   }
@@ -177,17 +177,13 @@ export class StepIssuer implements AsyncDisposable {
     this.running.set(int(l.exec, 'exec', at), { exec, events: exec.events[Symbol.asyncIterator]() });
   }
 
-  private async nextEvent(l: RecordedLine, cpu: number, at: number): Promise<void> {
-    const id = typeof l.exec === 'number' ? l.exec : this.lastOn(cpu);
-    const r = id === undefined ? undefined : this.running.get(id);
+  private async nextEvent(l: RecordedLine, at: number): Promise<void> {
+    // Every event line names its execution (docs/transcript.md); a transcript from before that has
+    // no workload recipes either, and was refused at its first start.
+    const r = this.running.get(int(l.exec, `the ${String(l.op)} event's exec`, at));
     if (r === undefined) throw new NotReplayableError(`a ${String(l.op)} event of no running execution`, at);
     // A target error ends the execution: the missing event line is the divergence.
     await r.events.next().catch(() => undefined);
-  }
-
-  /** The newest execution still held (a transcript before `exec` was recorded has one per CPU at a time). */
-  private lastOn(_cpu: number): number | undefined {
-    return [...this.running.keys()].pop();
   }
 
   private async end(id: number): Promise<void> {
