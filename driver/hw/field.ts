@@ -157,6 +157,7 @@ export interface RegisterCodec<T extends FieldTable<C>, C = never> {
   readonly definedMask: bigint;
   /** Every bit no field covers: the architecture's reserved bits (must be zero). */
   readonly reservedMask: bigint;
+  /** The fields of `raw`; the object is frozen and may be shared by every decode of the same value. */
   decode(raw: bigint): Decoded<T>;
   encode(values: Encodable<T>): bigint;
   /**
@@ -175,6 +176,9 @@ export interface RegisterCodec<T extends FieldTable<C>, C = never> {
   format(raw: bigint): string;
 }
 
+/** Distinct raw values whose decode a codec remembers. */
+const DECODE_MEMO = 4096;
+
 /** Builds the codec of one register from its field table. */
 export function defineRegister<C, T extends FieldTable<C>>(name: string, fields: T): RegisterCodec<T, C> {
   const entries = Object.entries(fields) as [string, Field<C>][];
@@ -186,6 +190,10 @@ export function defineRegister<C, T extends FieldTable<C>>(name: string, fields:
     definedMask |= m;
     if (f.readOnly) readOnlyMask |= m;
   }
+  // Decodes remembered by raw value (frozen, so sharing them is safe): a driver reads and writes
+  // the same few CTL, STATUS and GLOBAL_STATUS values over and over, and a fresh decode walks the
+  // whole table and allocates. Bounded: a register that takes many values cannot grow it without end.
+  const decoded = new Map<bigint, Decoded<T>>();
   const ungatedField = (raw: bigint, caps: C): { name: string; cpuid: string } | undefined => {
     for (const [fname, f] of entries) {
       if (f.gate && !f.readOnly && !f.gate.test(caps) && (raw & fieldMask(f)) !== 0n) return { name: fname, cpuid: f.gate.cpuid };
@@ -199,9 +207,15 @@ export function defineRegister<C, T extends FieldTable<C>>(name: string, fields:
     reservedMask: MASK64 & ~definedMask,
     readOnlyMask,
     decode(raw) {
-      const out: Record<string, boolean | number | bigint> = {};
-      for (const [fname, f] of entries) out[fname] = decodeField(f, raw);
-      return out as Decoded<T>;
+      let d = decoded.get(raw);
+      if (d === undefined) {
+        const out: Record<string, boolean | number | bigint> = {};
+        for (const [fname, f] of entries) out[fname] = decodeField(f, raw);
+        d = Object.freeze(out) as Decoded<T>;
+        if (decoded.size >= DECODE_MEMO) decoded.clear();
+        decoded.set(raw, d);
+      }
+      return d;
     },
     encode(values) {
       let raw = 0n;

@@ -33,8 +33,8 @@ export interface RunArtifacts {
   readonly losses: LossLedger;
   readonly image: Uint8Array;
   readonly imageJson: ImageJson;
-  /** truth.jsonl text (sim only). */
-  readonly truth?: string;
+  /** truth.jsonl text or its bytes (sim only). */
+  readonly truth?: string | Uint8Array;
 }
 
 /** The file names of the contract. */

@@ -17,56 +17,134 @@ export interface FlowImage {
   readonly base: bigint;
 }
 
-/** The flow-json lines of `trace` over `images`, with the gaps of `lost` (the loss ledger), as `ptlab flow --json` prints them. */
-export function flowOfStream(trace: Uint8Array, images: readonly FlowImage[], lost: readonly FlowLoss[]): string[] {
+/** Calls `line` with each flow-json line of `trace` over `images`, with the gaps of `lost` (the loss ledger), as `ptlab flow --json` prints them. */
+export function forEachFlowLine(trace: Uint8Array, images: readonly FlowImage[], lost: readonly FlowLoss[], line: (l: string) => void): void {
   const set = new ImageSet(images.map((i) => ({ bytes: i.bytes, base: i.base })));
-  const out: string[] = [];
   try {
-    new FlowDecoder(set, { ledger: lost }).decode(trace, (r) => out.push(flowJsonLine(r)));
+    new FlowDecoder(set, { ledger: lost }).decode(trace, (r) => line(flowJsonLine(r)));
   } finally {
     set.dispose();
   }
+}
+
+/** The flow-json lines of `trace` over `images`, with the gaps of `lost`, as `ptlab flow --json` prints them. */
+export function flowOfStream(trace: Uint8Array, images: readonly FlowImage[], lost: readonly FlowLoss[]): string[] {
+  const out: string[] = [];
+  forEachFlowLine(trace, images, lost, (l) => out.push(l));
   return out;
 }
 
-/** The flow-json lines of the run directory `dir`. */
-export async function flowOfRunDir(dir: string): Promise<string[]> {
+/** What the flow of a run directory is made from: trace.pt, image.bin at image.json's base, losses.json's gaps. */
+async function flowInputOfRunDir(dir: string): Promise<{ trace: Uint8Array; images: FlowImage[]; lost: FlowLoss[] }> {
   const trace = new Uint8Array(await readFile(join(dir, RUN_FILES.trace)));
   const image = new Uint8Array(await readFile(join(dir, RUN_FILES.image)));
   const meta = JSON.parse(await readFile(join(dir, RUN_FILES.imageJson), 'utf8')) as { base: string };
   const losses = JSON.parse(await readFile(join(dir, RUN_FILES.losses), 'utf8')) as { lost: FlowLoss[] };
-  return flowOfStream(trace, [{ bytes: image, base: BigInt(meta.base) }], losses.lost);
+  return { trace, images: [{ bytes: image, base: BigInt(meta.base) }], lost: losses.lost };
+}
+
+/** The flow-json lines of the run directory `dir`. */
+export async function flowOfRunDir(dir: string): Promise<string[]> {
+  const { trace, images, lost } = await flowInputOfRunDir(dir);
+  return flowOfStream(trace, images, lost);
 }
 
 const isGap = (l: string): boolean => l.startsWith('{"kind":"gap"');
 
-/** Compares the flow of `dir` with its truth.jsonl as `mode` says: ok, and where they first differ. */
-export async function compareFlowWithTruth(dir: string, mode: FlowMatch = 'equal'): Promise<{ ok: boolean; detail: string }> {
-  const all = await flowOfRunDir(dir);
-  const truth = (await readFile(join(dir, RUN_FILES.truth), 'utf8')).split('\n').filter((l) => l.length > 0);
-  return compareFlowLines(all, truth, mode);
+/** Truth records by index: a list of lines, or truth.jsonl's bytes read in place (TruthText). */
+export interface TruthLines {
+  readonly length: number;
+  at(i: number): string;
+  /** Line `i` is `s` (without making line i's string where it can). */
+  is(i: number, s: string): boolean;
+}
+
+/** `lines` as TruthLines. */
+export function truthLinesOf(lines: readonly string[]): TruthLines {
+  return { length: lines.length, at: (i) => lines[i]!, is: (i, s) => lines[i] === s };
+}
+
+/** truth.jsonl's bytes as lines (ASCII, newline-terminated; empty lines are not records). */
+export class TruthText implements TruthLines {
+  private readonly starts: Int32Array;
+  private readonly ends: Int32Array;
+  readonly length: number;
+
+  constructor(private readonly bytes: Uint8Array) {
+    let n = 0;
+    for (let i = 0; i < bytes.length; i++) if (bytes[i] === 0x0a) n++;
+    this.starts = new Int32Array(n + 1);
+    this.ends = new Int32Array(n + 1);
+    let k = 0, from = 0;
+    for (let i = 0; i <= bytes.length; i++) {
+      if (i < bytes.length && bytes[i] !== 0x0a) continue;
+      if (i > from) { this.starts[k] = from; this.ends[k] = i; k++; }
+      from = i + 1;
+    }
+    this.length = k;
+  }
+
+  at(i: number): string {
+    return Buffer.from(this.bytes.buffer, this.bytes.byteOffset + this.starts[i]!, this.ends[i]! - this.starts[i]!).toString('latin1');
+  }
+
+  is(i: number, s: string): boolean {
+    const from = this.starts[i]!;
+    if (this.ends[i]! - from !== s.length) return false;
+    for (let k = 0; k < s.length; k++) if (this.bytes[from + k] !== s.charCodeAt(k)) return false;
+    return true;
+  }
+}
+
+/**
+ * Compares the flow of `dir` with its truth.jsonl as `mode` says: ok, and where they first differ.
+ * `truth`: the bytes truth.jsonl was just written with, when the caller has them (the file is
+ * then not read back). An `equal` comparison is made as the flow is decoded, line by line.
+ */
+export async function compareFlowWithTruth(dir: string, mode: FlowMatch = 'equal', truth?: Uint8Array): Promise<{ ok: boolean; detail: string }> {
+  const { trace, images, lost } = await flowInputOfRunDir(dir);
+  const want = new TruthText(truth ?? new Uint8Array(await readFile(join(dir, RUN_FILES.truth))));
+  if (mode !== 'equal') return compareFlowLines(flowOfStream(trace, images, lost), want, mode);
+  let n = 0, first: { line: number; flow: string } | undefined;
+  forEachFlowLine(trace, images, lost, (l) => {
+    if (first === undefined && (n >= want.length || !want.is(n, l))) first = { line: n, flow: l };
+    n++;
+  });
+  if (first === undefined && n < want.length) first = { line: n, flow: '(end)' };
+  if (first !== undefined) {
+    const w = first.line < want.length ? want.at(first.line) : '(end)';
+    return { ok: false, detail: `line ${first.line + 1} differs: flow ${first.flow} / truth ${w} (${n} vs ${want.length} lines)` };
+  }
+  return { ok: true, detail: `${n} lines identical (truth: ${want.length} lines)` };
 }
 
 /** Compares reconstructed flow lines `all` with truth lines as `mode` says: ok, and where they first differ. */
-export function compareFlowLines(all: readonly string[], truth: readonly string[], mode: FlowMatch = 'equal'): { ok: boolean; detail: string } {
-  let flow = all, want = truth;
+export function compareFlowLines(all: readonly string[], truthIn: readonly string[] | TruthLines, mode: FlowMatch = 'equal'): { ok: boolean; detail: string } {
+  const truth = Array.isArray(truthIn) ? truthLinesOf(truthIn as readonly string[]) : truthIn as TruthLines;
+  // The flow lines [f0, f1) are compared with the truth lines [w0, w1).
+  let f0 = 0, f1 = all.length, w0 = 0, w1 = truth.length;
   if (mode === 'until-disable') {
-    want = truth.slice(0, -1);
-    flow = all.slice(0, want.length);
+    w1 = Math.max(0, truth.length - 1);
+    f1 = Math.min(all.length, w1);
   } else if (mode !== 'equal') {
     const gaps = all.flatMap((l, i) => (isGap(l) ? [i] : []));
     if (gaps.length === 0) return { ok: false, detail: `expected a gap record in the flow, found none (${all.length} lines)` };
-    flow = mode === 'prefix' ? all.slice(0, gaps[0]) : all.slice(gaps[gaps.length - 1]! + 1);
-    want = mode === 'prefix' ? truth.slice(0, flow.length) : truth.slice(Math.max(0, truth.length - flow.length));
-    if (flow.length === 0) return { ok: false, detail: `no flow on the ${mode === 'prefix' ? 'near' : 'far'} side of the gap` };
-  }
-  const n = Math.max(flow.length, want.length);
-  for (let i = 0; i < n; i++) {
-    if (flow[i] !== want[i]) {
-      return { ok: false, detail: `line ${i + 1} differs: flow ${flow[i] ?? '(end)'} / truth ${want[i] ?? '(end)'} (${flow.length} vs ${want.length} lines)` };
+    if (mode === 'prefix') {
+      f1 = gaps[0]!;
+      w1 = Math.min(truth.length, f1);
+    } else {
+      f0 = gaps[gaps.length - 1]! + 1;
+      w0 = Math.max(0, truth.length - (f1 - f0));
     }
+    if (f1 === f0) return { ok: false, detail: `no flow on the ${mode === 'prefix' ? 'near' : 'far'} side of the gap` };
+  }
+  const nf = f1 - f0, nw = w1 - w0;
+  for (let i = 0; i < Math.max(nf, nw); i++) {
+    if (i < nf && i < nw && truth.is(w0 + i, all[f0 + i]!)) continue;
+    const f = i < nf ? all[f0 + i]! : undefined, w = i < nw ? truth.at(w0 + i) : undefined;
+    return { ok: false, detail: `line ${i + 1} differs: flow ${f ?? '(end)'} / truth ${w ?? '(end)'} (${nf} vs ${nw} lines)` };
   }
   const what = { equal: 'identical', prefix: 'before the gap match the start of truth', suffix: 'after the gap match the end of truth',
     'until-disable': 'of truth before its final disable start the flow' }[mode];
-  return { ok: true, detail: `${flow.length} lines ${what} (truth: ${truth.length} lines)` };
+  return { ok: true, detail: `${nf} lines ${what} (truth: ${truth.length} lines)` };
 }

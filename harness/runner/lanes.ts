@@ -9,13 +9,33 @@ import { Worker } from 'node:worker_threads';
 import { PtError } from '../../driver/base/errors.js';
 import type { ResultJson } from '../report/result.js';
 import type { ProfileName } from '../sim/profiles.js';
+import { runSection } from '../report/html/run-view.js';
+import type { RunDetail } from '../report/html/view-model.js';
 import { runScenario, type KeepRuns, type RunSpec } from './run-scenario.js';
 import type { CellMessage, CellReply } from './sim-worker.js';
 import type { SuiteTarget } from './suite-target.js';
 
+/** A cell a lane ran: its result, and its report section when it kept a run directory (report/html/run-view.ts runSection). */
+export interface LaneRun {
+  readonly result: ResultJson;
+  readonly section?: RunDetail;
+}
+
+/**
+ * Runs a cell and makes its report section while its files are fresh, so that the report at the
+ * suite's end only assembles sections (with --jobs N, N lanes make them at once). A run whose
+ * directory was not kept (a sweep's pass) has no section.
+ */
+export async function runCell(spec: RunSpec, dir: string, host: SuiteTarget | undefined, keep: KeepRuns): Promise<LaneRun> {
+  const result = await runScenario(spec, dir, host, keep);
+  const kept = keep === 'all' || result.verdict === 'fail' || result.verdict === 'error';
+  const section = kept ? await runSection(dir, result) : undefined;
+  return { result, ...(section ? { section } : {}) };
+}
+
 /** Something that runs one cell at a time. */
 export interface Lane {
-  run(spec: RunSpec, dir: string, keep: KeepRuns): Promise<ResultJson>;
+  run(spec: RunSpec, dir: string, keep: KeepRuns): Promise<LaneRun>;
   /** Why the lane's target can run nothing more (its VM or machine went away). */
   lost(): string | undefined;
   /** Stops the lane's target (idempotent). */
@@ -26,7 +46,7 @@ export interface Lane {
 export function targetLane(host: SuiteTarget): Lane {
   let disposing: Promise<void> | undefined;
   return {
-    run: (spec, dir, keep) => runScenario(spec, dir, host, keep),
+    run: (spec, dir, keep) => runCell(spec, dir, host, keep),
     lost: () => host.lost?.(),
     dispose: () => (disposing ??= Promise.resolve(host[Symbol.asyncDispose]())),
   };
@@ -46,7 +66,7 @@ export function simWorkerLane(): Lane {
   const worker = new Worker(workerFile());
   worker.unref();
   let nextId = 0;
-  const pending = new Map<number, { resolve: (r: ResultJson) => void; reject: (e: Error) => void }>();
+  const pending = new Map<number, { resolve: (r: LaneRun) => void; reject: (e: Error) => void }>();
   const failAll = (e: Error): void => {
     for (const p of pending.values()) p.reject(e);
     pending.clear();
@@ -55,7 +75,7 @@ export function simWorkerLane(): Lane {
     const p = pending.get(m.id);
     if (!p) return;
     pending.delete(m.id);
-    if (m.ok) { p.resolve(m.result); return; }
+    if (m.ok) { p.resolve({ result: m.result, ...(m.section ? { section: m.section } : {}) }); return; }
     // The run's own error, as the serial suite would have seen it (an errno code decides a write error).
     const e = Object.assign(new Error(m.message), { name: m.name, ...(m.code !== undefined ? { code: m.code } : {}) });
     p.reject(e);
@@ -71,7 +91,7 @@ export function simWorkerLane(): Lane {
         id, scenario: spec.scenario.name, profile: spec.profile as ProfileName, seed: spec.seed,
         knobs: spec.knobs ?? [], driverFaults: spec.driverFaults ?? [], dir, keep,
       };
-      return new Promise<ResultJson>((resolve, reject) => {
+      return new Promise<LaneRun>((resolve, reject) => {
         pending.set(id, { resolve, reject });
         worker.ref(); // keep the process alive while a cell is out
         worker.postMessage(msg);

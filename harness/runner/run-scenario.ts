@@ -88,9 +88,12 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
         return lost !== undefined ? `the target died: ${lost}` : failure !== undefined ? `the target failed: ${failure}` : undefined;
       };
       let libipt: ResultJson['libipt'];
+      let truth: Uint8Array | undefined;
       if (broken() === undefined) {
         try {
-          const artifacts = await artifactsOf(ctx, rec, cpu, p);
+          const made = await artifactsOf(ctx, rec, cpu, p);
+          const artifacts = made.artifacts;
+          truth = made.truth;
           await release();
           await writeArtifacts(tmp, artifacts);
           const im = artifacts.imageJson;
@@ -109,7 +112,7 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
         return await finish(r);
       }
       if (ctx.flowCheck) {
-        const c = await compareFlowWithTruth(tmp, ctx.flowCheck.mode);
+        const c = await compareFlowWithTruth(tmp, ctx.flowCheck.mode, truth);
         ctx.expect(ctx.flowCheck.name, c.ok, c.detail);
       }
       ctx.figure('transcriptLines', rec.lines.length);
@@ -131,12 +134,16 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
   }
 }
 
-/** The run directory's files from a finished scenario run (truth.jsonl only where a model ran it). */
-async function artifactsOf(ctx: ScenarioContext, rec: RecordingTarget, cpu: RunCpu, p: CpuProfile): Promise<RunArtifacts> {
+/**
+ * The run directory's files from a finished scenario run (truth.jsonl only where a model ran it),
+ * and truth.jsonl's bytes, which the flow check compares with (so the file is not read back).
+ */
+async function artifactsOf(ctx: ScenarioContext, rec: RecordingTarget, cpu: RunCpu, p: CpuProfile): Promise<{ artifacts: RunArtifacts; truth?: Uint8Array }> {
   const probed = ctx.probed ?? await probe(cpu.target, 0);
   const w = ctx.workloadUsed ?? ctx.workload();
   const { identity, timing } = await interopOf(cpu, ctx.request?.MTCFreq ?? null);
-  return {
+  const truth = cpu.model ? cpu.model.truthLog(0)?.jsonl(ctx.truthFilter) ?? new Uint8Array(0) : undefined;
+  const artifacts: RunArtifacts = {
     transcript: rec.jsonl(),
     trace: ctx.result?.stream ?? new Uint8Array(0),
     // No driver trace (hand-programmed error scenarios): nothing was collected, and nothing is claimed.
@@ -147,8 +154,9 @@ async function artifactsOf(ctx: ScenarioContext, rec: RecordingTarget, cpu: RunC
       cpuid14: leaf14(probed).map((c) => ({ subleaf: c.subleaf, eax: hex(c.regs.eax >>> 0), ebx: hex(c.regs.ebx >>> 0), ecx: hex(c.regs.ecx >>> 0), edx: hex(c.regs.edx >>> 0) })),
       profile: p.name, cpu: identity, timing, errata: [...probed.errata].sort(), probeWarnings: probed.warnings,
     },
-    ...(cpu.model ? { truth: (ctx.truthFilter ?? ((l: readonly string[]) => l))(cpu.model.truth(0)).map((l) => `${l}\n`).join('') } : {}),
+    ...(truth ? { truth } : {}),
   };
+  return { artifacts, ...(truth ? { truth } : {}) };
 }
 
 /** MSR_PLATFORM_INFO: bits 15:8 are the maximum non-turbo ratio. */

@@ -1,12 +1,16 @@
 // A worker thread of `ptlab run --jobs N` on the sim (lanes.ts): it receives one cell at a time,
-// runs it with runScenario on a fresh SimTarget of its own — exactly what a serial run does, so the
-// run directory is the same bytes — and posts back result.json's content or the error.
+// runs it with runCell on a fresh SimTarget of its own — exactly what a serial run does, so the
+// run directory is the same bytes — and posts back result.json's content and the run's report
+// section, or the error.
 import { parentPort } from 'node:worker_threads';
 import { findScenario } from '../scenarios/index.js';
 import type { DriverFault } from '../../driver/faults.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import type { ProfileName } from '../sim/profiles.js';
-import { runScenario, type KeepRuns } from './run-scenario.js';
+import type { RunDetail } from '../report/html/view-model.js';
+import type { ResultJson } from '../report/result.js';
+import { runCell } from './lanes.js';
+import type { KeepRuns } from './run-scenario.js';
 import { SimSuiteTarget } from './suite-target.js';
 
 /** One cell to run (main → worker). */
@@ -23,7 +27,7 @@ export interface CellMessage {
 
 /** What became of it (worker → main): the result, or the error with its code (an errno or a PtError code). */
 export type CellReply =
-  | { readonly id: number; readonly ok: true; readonly result: import('../report/result.js').ResultJson }
+  | { readonly id: number; readonly ok: true; readonly result: ResultJson; readonly section?: RunDetail }
   | { readonly id: number; readonly ok: false; readonly name: string; readonly message: string; readonly code?: string };
 
 const port = parentPort;
@@ -33,7 +37,7 @@ if (port) {
     void (async (): Promise<CellReply> => {
       try {
         const spec = { scenario: findScenario(m.scenario), target: 'sim' as const, profile: m.profile, seed: m.seed, knobs: m.knobs, driverFaults: m.driverFaults };
-        return { id: m.id, ok: true, result: await runScenario(spec, m.dir, sim, m.keep) };
+        return { id: m.id, ok: true, ...await runCell(spec, m.dir, sim, m.keep) };
       } catch (e) {
         const err = e as Error & { code?: unknown };
         return { id: m.id, ok: false, name: err.name ?? 'Error', message: err.message ?? String(e), ...(typeof err.code === 'string' ? { code: err.code } : {}) };

@@ -13,12 +13,14 @@ import { PtError } from '../../driver/base/errors.js';
 import { junitSweepXml, junitXml, type TimedResult } from '../report/junit.js';
 import { errorResult, type ResultJson } from '../report/result.js';
 import { RESULTS_FILE, resultsIndexText } from '../report/results-index.js';
+import type { MadeSections } from '../report/html/suite-view.js';
+import type { RunDetail } from '../report/html/view-model.js';
 import type { DriverFault } from '../../driver/faults.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import type { CpuProfile, ProfileName } from '../sim/profiles.js';
 import type { Scenario, TargetKind } from '../scenarios/scenario.js';
 import { cellsOf, fingerprintOf, type MatrixDef } from './matrix.js';
-import { runScenario, type KeepRuns } from './run-scenario.js';
+import type { KeepRuns } from './run-scenario.js';
 import { cellsOfShard, removeShardJson, SHARD_FORMAT, writeShardJson, type ShardJson, type ShardSpec } from './shard.js';
 import { openSuiteTarget, targetFailure, type SuiteTarget } from './suite-target.js';
 import { simWorkerLane, targetLane, type Lane } from './lanes.js';
@@ -142,6 +144,8 @@ export interface Incomplete {
 export interface SuiteOutcome {
   /** Every run made, in order; after a target death or too many target failures, the runs not made as errors. */
   readonly results: ResultJson[];
+  /** The report sections the lanes made as runs ended, by run directory (absolute): report.html is assembled from them. */
+  readonly sections: MadeSections;
   /** Set when the suite stopped early (its junit.xml says so too). */
   readonly incomplete?: Incomplete;
   /** The target could not be stopped cleanly (QEMU had to be killed); the suite's results stand. */
@@ -206,6 +210,7 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
   const baseOf = (j: typeof jobs[number]) => ({ scenario: j.s.name, target: plan.target, profile: j.name, seed: j.seed });
   // Results by cell: the suite's files list them in cell order whatever order the lanes finish in.
   const byCell: (TimedResult | undefined)[] = new Array(jobs.length);
+  const sections = new Map<string, RunDetail>();
   const leftPerSeed = new Map<number, number>();
   for (const j of jobs) leftPerSeed.set(j.seed, (leftPerSeed.get(j.seed) ?? 0) + 1);
   let incomplete: Incomplete | undefined, disposeError: string | undefined, junitError: string | undefined, indexError: string | undefined, targetFailures = 0;
@@ -229,7 +234,9 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
       const leaveNoEmptyDirs = (): Promise<void> => removeEmptyDirs(dirname(dir), sweep ? join(plan.out, `seed-${seed}`) : dirname(dir));
       let r: ResultJson;
       try {
-        r = await lane.run(spec, dir, keep);
+        const ran = await lane.run(spec, dir, keep);
+        r = ran.result;
+        if (ran.section) sections.set(resolve(dir), ran.section);
       } catch (e) {
         // Preparing the CPU (or writing the run) failed: the target's fault, or the disk's.
         const lost = lane.lost(), failed = targetFailure(e);
@@ -290,7 +297,7 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
       .catch((e: unknown) => { indexError = (e as Error).message; });
   }
   return {
-    results: timed.map((t) => t.result),
+    results: timed.map((t) => t.result), sections,
     ...(incomplete ? { incomplete } : {}), ...(disposeError ? { disposeError } : {}), ...(junitError ? { junitError } : {}), ...(indexError ? { indexError } : {}),
   };
 }

@@ -4,7 +4,7 @@
 // refuses the request: the scenario skips there, by the errata of the CPU's
 // signature, on the model and on a real CPU alike: docs/sdm/errata.md.)
 import { familyModelName } from '../../driver/hw/cpuid.js';
-import { anyOutput, branchRecords, packetStats } from './helpers.js';
+import { anyOutput, packetStats } from './helpers.js';
 import { firstSkip, needs, type Scenario } from './scenario.js';
 
 /** The `branch-disable` scenario (see the file comment). */
@@ -24,7 +24,7 @@ export const branchDisable: Scenario = {
     const cofi = ['tnt.8', 'tnt.64', 'tip', 'tip.pge', 'tip.pgd', 'fup', 'mode.exec'].map((k) => [k, st.count[k] ?? 0] as const).filter(([, n]) => n > 0);
     ctx.expectEqual('no control-flow packets', cofi, []);
     ctx.expect('PSB+ was still emitted', (st.count.psb ?? 0) >= 1, `${st.count.psb ?? 0} PSBs`);
-    ctx.expectEqual('no branch in truth.jsonl', branchRecords(ctx.sim?.truth(0) ?? []).length, 0);
+    ctx.expectEqual('no branch in truth.jsonl', ctx.sim?.truthLog(0)?.branches() ?? 0, 0);
     ctx.expectEqual('the stream decodes without errors', st.errors, 0);
     ctx.expectFlowEqualsTruth('ptlab flow reconstructs no branch either (flow = truth.jsonl)');
   },

@@ -15,6 +15,7 @@ import { generateWorkload, type GeneratedWorkload, type WorkloadOptions } from '
 import { DEFAULT_BRANCHES, packetStats, timingVolume } from './helpers.js';
 import { handlerOrderProblems } from './order-rules.js';
 import type { ScenarioEnv } from './scenario.js';
+import type { TruthSelection } from '../sim/trace/truth.js';
 
 /** One line of result.json `expectations`. */
 export interface Expectation {
@@ -115,7 +116,7 @@ export class ScenarioContext {
   /** Bytes of the SimPmiEvent skid (sim: bytes written between the PMI and the handler), per PMI. */
   readonly skids: number[] = [];
   /** Which truth lines go to truth.jsonl (several contexts on one CPU: the exported trace's own). Default all. */
-  truthFilter: ((lines: readonly string[]) => string[]) | undefined;
+  truthFilter: TruthSelection | undefined;
   /** Where the last trace run's records start in the model's truth (a scenario may trace more than once). */
   private truthFrom = 0;
   /** Run `ptlab flow` on the exported files and compare with truth.jsonl (a deferred expectation). */
@@ -199,7 +200,7 @@ export class ScenarioContext {
     const from = this.target.lines.length;
     const t0 = performance.now();
     const written0 = sim?.written(0) ?? 0, dropped0 = sim?.dropped(0) ?? 0;
-    this.truthFrom = sim?.truth(0).length ?? 0;
+    this.truthFrom = sim?.truthLog(0)?.length ?? 0;
     const storm = new PmiStormGuard();
     /** The target calls each PMI handed to the session made, as the transcript saw them. */
     const calls: { record: number; roundTrips: number; batches: number }[] = [];
@@ -377,7 +378,7 @@ export class ScenarioContext {
   expectAllTraced(): void {
     const w = this.workloadUsed;
     if (!this.sim || !w) return;
-    const branches = this.sim.truth(0).slice(this.truthFrom).filter((l) => l.startsWith('{"ip"')).length;
+    const branches = this.sim.truthLog(0)?.branches({ from: this.truthFrom }) ?? 0;
     this.expect('every branch of the workload was traced', branches === w.model.branchCount,
       `truth has ${branches} branch records, the workload retires ${w.model.branchCount}`);
   }

@@ -1,7 +1,7 @@
 // cr3-filter: CR3 filtering (docs/sdm/README.md §2 ContextEn; docs/sdm/msrs.md §7):
 // with CTL.CR3Filter=1 only code running under CR3 = CR3_MATCH is traced; a
 // MOV CR3 to another address space stops the trace (ContextEn := 0).
-import { branchRecords, anyOutput, linesOf } from './helpers.js';
+import { anyOutput, linesOf } from './helpers.js';
 import { needs, type Scenario } from './scenario.js';
 
 /** The CR3 the sim runs workloads under (harness/sim/exec/engine.ts DEFAULT_CR3). */
@@ -21,7 +21,7 @@ export const cr3Filter: Scenario = {
     const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { CR3_MATCH: WORKLOAD_CR3 }, w), { workload: w });
     ctx.expectEqual('CR3_MATCH was programmed with the workload CR3', linesOf(ctx.target.lines, 'wrmsr', CR3_MATCH).map((l) => l.value), ['0x1000']);
     const first = Math.min(...w.model.annotations.filter((a) => a.kind === 'cr3').map((a) => a.at));
-    const traced = branchRecords(ctx.sim!.truth(0)).length;
+    const traced = ctx.sim!.truthLog(0)?.branches() ?? 0;
     // Branches 0..first retire under the matching CR3; the MOV CR3 after branch `first` ends ContextEn for good
     // (the generated CR3 values are never 0x1000).
     ctx.expectEqual('exactly the branches before the first CR3 switch were traced', traced, first + 1);

@@ -69,8 +69,8 @@ export const errTopaMidrun: Scenario = {
   async run(ctx) {
     expectOneError(ctx, await runWithBadEntry(ctx, 5), 'run 1 (the STOP guard after the next INT region)', true);
     // truth.jsonl: run 2's records only (the model's truth holds both runs).
-    const before = ctx.sim?.truth(0).length ?? 0;
-    ctx.truthFilter = (lines) => lines.slice(before);
+    const before = ctx.sim?.truthLog(0)?.length ?? 0;
+    ctx.truthFilter = { from: before };
     const r = await runWithBadEntry(ctx, 3);
     expectOneError(ctx, r, 'run 2 (the first new entry)', false);
     ctx.expectFlowEqualsTruth('ptlab flow of run 2 up to the error gap is a prefix of truth.jsonl', 'prefix');

@@ -19,7 +19,7 @@ import { interruptsOffWhile } from './interrupts-off.js';
 import type { Scenario } from './scenario.js';
 import { filterEvents } from './target-wrap.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
-import { ownedBranches, ownedTruth } from './truth-owner.js';
+import { ownedBranches, ownerOf } from './truth-owner.js';
 
 const REGION = 4096;
 
@@ -63,8 +63,8 @@ export const errorOtherContext: Scenario = {
     ctx.expect('B: every ToPA PMI was handled, lossless', everyPmiHandled(rb.pmis.filter((p) => p.action !== 'not-topa')) && rb.ledger.lost.length === 0,
       `${rb.pmis.map((p) => p.action).join(',')}; lost ${JSON.stringify(rb.ledger.lost)}`);
     for (const r of results) ctx.expectEqual(`context ${r.name}: the ledger balances`, imbalance(r.ledger), 0);
-    ctx.expectEqual('every branch of B was traced', ownedBranches(sim.truth(0), b), b.model.branchCount);
-    ctx.truthFilter = ownedTruth(a.base, a.image.length);
+    ctx.expectEqual('every branch of B was traced', ownedBranches(sim, b), b.model.branchCount);
+    ctx.truthFilter = { owner: ownerOf(a) };
     ctx.expectFlowEqualsTruth('ptlab flow of A\'s trace up to the error is a prefix of A\'s part of truth.jsonl', 'prefix');
   },
 };

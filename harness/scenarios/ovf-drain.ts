@@ -45,8 +45,8 @@ export const ovfDrain: Scenario = {
 
 /** Run 2: grow with 3 regions of 4 KiB (STOP on the last) and no handler before the end. */
 async function ovfThenStop(ctx: ScenarioContext, workload: GeneratedWorkload, extra: TraceOptions): Promise<void> {
-  const before = ctx.sim?.truth(0).length ?? 0;
-  ctx.truthFilter = (lines) => lines.slice(before);
+  const before = ctx.sim?.truthLog(0)?.length ?? 0;
+  ctx.truthFilter = { from: before };
   const r = await ctx.trace({ output: { scheme: 'topa', policy: 'grow', regionSize: 4096, regions: 3 }, ...extra }, {
     workload,
     intercept: async (ev) => ev.kind === 'pmi',

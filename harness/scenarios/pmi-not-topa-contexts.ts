@@ -13,7 +13,7 @@ import { everyPmiHandled, timingVolume } from './helpers.js';
 import type { Scenario } from './scenario.js';
 import { filterEvents } from './target-wrap.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
-import { ownedBranches, ownedTruth } from './truth-owner.js';
+import { ownedBranches, ownerOf } from './truth-owner.js';
 
 /** A's slice after which the counter-overflow PMI arrives (B has been switched out by then). */
 const AT_SLICE = 3;
@@ -64,8 +64,8 @@ export const pmiNotTopaContexts: Scenario = {
       ctx.expect(`context ${r.name}: lossless, and its ledger balances`, r.ledger.lost.length === 0 && imbalance(r.ledger) === 0,
         `written ${r.ledger.written ?? '?'}, collected ${r.ledger.collected}, lost ${JSON.stringify(r.ledger.lost)}`);
     }
-    ctx.expectEqual('every branch of both workloads was traced', [a, b].map((w) => ownedBranches(sim.truth(0), w)), [a.model.branchCount, b.model.branchCount]);
-    ctx.truthFilter = ownedTruth(a.base, a.image.length);
+    ctx.expectEqual('every branch of both workloads was traced', [a, b].map((w) => ownedBranches(sim, w)), [a.model.branchCount, b.model.branchCount]);
+    ctx.truthFilter = { owner: ownerOf(a) };
     ctx.expectFlowEqualsTruth('ptlab flow of context A\'s trace equals A\'s part of truth.jsonl');
   },
 };

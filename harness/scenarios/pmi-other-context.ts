@@ -23,7 +23,7 @@ import { expectGrowRefills, pmisWithoutTopaBit, secondWorkload } from './context
 import { everyPmiHandled, timingVolume, topa } from './helpers.js';
 import { firstSkip, needs, type Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
-import { ownedBranches, ownedTruth } from './truth-owner.js';
+import { ownedBranches, ownerOf } from './truth-owner.js';
 
 /** Where the third context's workload lives: clear of the others (contexts-kit.ts), below 2^31. */
 const THIRD_BASE = 0x3000_0000n;
@@ -102,14 +102,14 @@ async function runContexts(ctx: ScenarioContext, mode: 'xsaves' | 'manual'): Pro
   ctx.expectEqual('tracing is off at the end', IA32_RTIT_CTL.decode(await ctx.target.rdmsr(0, IA32_RTIT_CTL.address)).TraceEn, false);
   if (sim) {
     // Tracing must never be off for a context while it runs: each workload's every branch is in truth.
-    const traced = [a, t, b].map((w) => ownedBranches(sim.truth(0), w));
+    const traced = [a, t, b].map((w) => ownedBranches(sim, w));
     ctx.expectEqual('every branch of every workload was traced (each context\'s filters and output came back at every restore)',
       traced, [a.model.branchCount, t.model.branchCount, b.model.branchCount]);
   }
   const lines = ctx.target.lines.slice(from);
   ctx.expectEqual('every buffer and table the driver allocated was freed', lines.filter((l) => l.op === 'alloc').length, lines.filter((l) => l.op === 'free').length);
   // trace.pt is context A's; truth.jsonl keeps A's records only, so `ptlab flow` of A's trace must equal it.
-  ctx.truthFilter = ownedTruth(a.base, a.image.length);
+  ctx.truthFilter = { owner: ownerOf(a) };
   ctx.expectFlowEqualsTruth('ptlab flow of context A\'s trace equals A\'s part of truth.jsonl');
 }
 

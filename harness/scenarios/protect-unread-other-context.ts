@@ -30,7 +30,7 @@ import type { Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 import { interruptsOffWhile } from './interrupts-off.js';
 import { misplacedMarkers, REGION } from './topa-protect-unread.js';
-import { ownedBranches, ownedTruth } from './truth-owner.js';
+import { ownedBranches, ownerOf } from './truth-owner.js';
 
 /** A's ring: three regions, so the wake-up INT is the entry the CPU writes right after a refill (topa/policies.ts `arm`). */
 const RING = 3;
@@ -52,7 +52,7 @@ export const protectUnreadOtherContext: Scenario = {
     ctx.result = ra;
     ctx.expect('long slices: A\'s PMIs were handled on its saved image, at least twice with A stopped at the full STOP+INT entry',
       ra.pmis.filter((p) => p.action === 'handled-saved' && p.stopped).length >= 2, pmiActions(ra));
-    ctx.truthFilter = ownedTruth(a.base, a.image.length);
+    ctx.truthFilter = { owner: ownerOf(a) };
     ctx.expectFlowEqualsTruth('ptlab flow of A\'s trace up to its first stop gap is a prefix of A\'s part of truth.jsonl', 'prefix');
     // Short slices: A is mostly switched out before it reaches its STOP entry, with the wake-up INT
     // region it was writing at the last refill full: that PMI is still A's.
@@ -78,7 +78,7 @@ async function twoContexts(ctx: ScenarioContext, a: GeneratedWorkload, b: Genera
   const mode = switchingOf(ctx);
   const extra = { switching: mode, ...timingVolume(ctx.env.caps) } as const;
   const reqA: TraceRequest = { output: { scheme: 'topa', policy: 'protect-unread', regionSize: REGION, regions: RING }, ...extra };
-  const from = ctx.target.lines.length, truthFrom = sim.truth(0).length;
+  const from = ctx.target.lines.length, truthFrom = sim.truthLog(0)?.length ?? 0;
   // PMIs with GLOBAL_STATUS[55] clear as the driver got them (the interrupts-off CPU reads [55] when it
   // delivers a held PMI, so the transcript's own count can differ): e.g. one in flight when a final
   // stop acknowledged [55] (an interrupt is not recalled); each must be left alone as not a ToPA PMI.
@@ -112,7 +112,7 @@ async function twoContexts(ctx: ScenarioContext, a: GeneratedWorkload, b: Genera
   // A sound run takes at most one ToPA PMI per INT region (4 KiB at least each), plus a few.
   const pmis = linesOf(lines, 'pmi').length, bytes = ra.ledger.collected + rb.ledger.collected;
   ctx.expect(`${label}: no PMI storm: at most one PMI per KiB of output, plus a few`, pmis <= 16 + bytes / 1024, `${pmis} PMIs for ${bytes} bytes`);
-  ctx.expectEqual(`${label}: every branch of B was traced`, ownedBranches(sim.truth(0).slice(truthFrom), b), b.model.branchCount);
+  ctx.expectEqual(`${label}: every branch of B was traced`, ownedBranches(sim, b, truthFrom), b.model.branchCount);
   await expectContextsEnded(ctx, label, results, from);
   return ra;
 }

@@ -3,7 +3,14 @@
 // only TNT bits are those of conditional branches.
 import { anyOutput, branchRecords, packetStats } from './helpers.js';
 import type { Scenario } from './scenario.js';
-import { truthLines } from '../sim/workload/index.js';
+import { K_RET, type GeneratedWorkload } from '../sim/workload/index.js';
+
+/** RETs on the path of `w` (its model's branches, as truthLines would list them). */
+function retsOnPath(w: GeneratedWorkload): number {
+  let n = 0;
+  w.model.forEachBranch((c) => { if (c.kind === K_RET) n++; });
+  return n;
+}
 
 /** The `ret-compression` scenario (see the file comment). */
 export const retCompression: Scenario = {
@@ -14,7 +21,7 @@ export const retCompression: Scenario = {
   skip: (env) => (env.caps.topaOutput ? undefined : 'the CPU does not enumerate ToPA output (CPUID.(14H,0):ECX[0])'),
   negative: 'ignore-disretc',
   async run(ctx) {
-    const w = ctx.workload({ where: (x) => branchRecords(truthLines(x.model)).filter((b) => b.kind === 'ret').length >= 10 });
+    const w = ctx.workload({ where: (x) => retsOnPath(x) >= 10 });
     const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { DisRETC: true }, w), { workload: w });
     const recs = branchRecords(ctx.sim?.truth(0) ?? []);
     const jcc = recs.filter((x) => x.kind === 'jcc').length, rets = recs.filter((x) => x.kind === 'ret').length;

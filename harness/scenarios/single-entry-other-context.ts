@@ -22,7 +22,7 @@ import { linesOf, timingVolume } from './helpers.js';
 import { interruptsOffWhile } from './interrupts-off.js';
 import type { Scenario } from './scenario.js';
 import { needsSingleEntryTopa } from './single-entry-topa.js';
-import { ownedBranches, ownedTruth } from './truth-owner.js';
+import { ownedBranches, ownerOf } from './truth-owner.js';
 
 /** Each context's one region. */
 const REGION = 4096;
@@ -45,7 +45,7 @@ export const singleEntryOtherContext: Scenario = {
     ctx.result = rl;
     ctx.expect('long slices: A was serviced on its saved image while stopped at its full STOP+INT entry',
       rl.pmis.some((p) => p.action === 'handled-saved' && p.stopped), pmiActions(rl));
-    ctx.truthFilter = ownedTruth(a.base, a.image.length);
+    ctx.truthFilter = { owner: ownerOf(a) };
     ctx.expectFlowEqualsTruth('ptlab flow of A\'s trace up to its first stop gap is a prefix of A\'s part of truth.jsonl', 'prefix');
     // Short slices: each writes well under the early PMI's margin on average, so A is mostly switched
     // out before its region fills and serviced at B's PMIs. The slice is sized from A's bytes per
@@ -74,7 +74,7 @@ async function twoContexts(ctx: ScenarioContext, a: GeneratedWorkload, b: Genera
   const sim = ctx.sim!;
   const label = slice === LONG_SLICE ? 'long slices' : 'short slices';
   const req = singleEntry(ctx);
-  const from = ctx.target.lines.length, truthFrom = sim.truth(0).length;
+  const from = ctx.target.lines.length, truthFrom = sim.truthLog(0)?.length ?? 0;
   // PMIs with GLOBAL_STATUS[55] clear as the driver got them (one in flight when a handler acknowledged [55]).
   const clear = topaBitClearCounter();
   const results = await traceContexts(interruptsOffWhile(ctx.target, sim, a, false, clear.onPmi), [
@@ -99,7 +99,7 @@ async function twoContexts(ctx: ScenarioContext, a: GeneratedWorkload, b: Genera
     ctx.expect(`${label}: context ${r.name}: each service on its saved image found output written since the one before`, empty === 0, `${empty} found none; PMIs ${pmiActions(r)}`);
   }
   ctx.expect(`${label}: B: lossless, its early PMIs serviced wherever they landed`, rb.ledger.lost.length === 0, `${JSON.stringify(rb.ledger.lost)}; PMIs ${pmiActions(rb)}`);
-  ctx.expectEqual(`${label}: every branch of B was traced`, ownedBranches(sim.truth(0).slice(truthFrom), b), b.model.branchCount);
+  ctx.expectEqual(`${label}: every branch of B was traced`, ownedBranches(sim, b, truthFrom), b.model.branchCount);
   // A sound run takes about one PMI per region of output; servicing every context with unread
   // output at a PMI whose owner is unknown at most doubles that.
   const pmis = linesOf(lines, 'pmi').length, bytes = ra.ledger.collected + rb.ledger.collected;

@@ -34,8 +34,8 @@ export const singleEntryTopa: Scenario = {
     ctx.expect('the region was reused: more bytes than it holds went through it', r.stream.length > 4096, `${r.stream.length} bytes through one 4 KiB region`);
     ctx.expect('every PMI was handled', r.pmis.length >= 2 && everyPmiHandled(r.pmis), `${r.pmis.length} PMIs`);
     ctx.expectLossless(r);
-    const before = ctx.sim?.truth(0).length ?? 0;
-    ctx.truthFilter = (lines) => lines.slice(before);
+    const before = ctx.sim?.truthLog(0)?.length ?? 0;
+    ctx.truthFilter = { from: before };
     const r2 = await ctx.trace({ output: { scheme: 'topa', policy: 'single-entry', regionSize: 4096, regions: 1 }, ...extra }, {
       workload, intercept: async (ev) => ev.kind === 'pmi',
     });

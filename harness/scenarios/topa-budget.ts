@@ -31,8 +31,8 @@ export const topaBudget: Scenario = {
     for (const { budget, entries } of RUNS) {
       const run = `budget ${budget} × 4 KiB, ${entries}-entry tables`;
       const from = ctx.target.lines.length;
-      const before = ctx.sim?.truth(0).length ?? 0;
-      ctx.truthFilter = (lines) => lines.slice(before); // truth.jsonl: the last run's
+      const before = ctx.sim?.truthLog(0)?.length ?? 0;
+      ctx.truthFilter = { from: before }; // truth.jsonl: the last run's
       const r = await ctx.trace({ output: { scheme: 'topa', policy: 'budget', regionSize: REGION, regions: 3, budget: budget * REGION, tableEntries: entries }, ...extra }, { workload });
       const lines = ctx.target.lines.slice(from);
       const branches = linesOf(lines, 'note').map((l) => l.value?.replace(/^pmi: /, '') ?? '');

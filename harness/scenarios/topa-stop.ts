@@ -47,8 +47,8 @@ export const topaStop: Scenario = {
     ctx.expect('tracing resumed after the stop gap: bytes were collected after it', r.stream.length > 3 * 4096, `${r.stream.length} bytes collected, the gap at ${3 * 4096}`);
     // Run 2: the PMI never gets a handler before the workload ends, so only the final stop finds the
     // CPU stopped at the full STOP region: the same single "stop" loss, recorded by collection.
-    const before = ctx.sim?.truth(0).length ?? 0;
-    ctx.truthFilter = (lines) => lines.slice(before);
+    const before = ctx.sim?.truthLog(0)?.length ?? 0;
+    ctx.truthFilter = { from: before };
     const r2 = await ctx.trace({ output: { scheme: 'topa', policy: 'grow', regionSize: 4096, regions: 3 }, ...extra }, {
       workload: w,
       intercept: async (ev) => ev.kind === 'pmi',

@@ -16,23 +16,25 @@
 import { IA32_RTIT_CTL, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import type { TranscriptLine } from '../../driver/target.js';
 import { decodeTopaPointers } from '../../driver/hw/output-pointers.js';
-import { truthLines, type GeneratedWorkload } from '../sim/workload/index.js';
-import { branchRecords, everyPmiHandled, linesOf, packetStats } from './helpers.js';
+import { K_CALL, K_JCC, K_JMP, K_RET, type GeneratedWorkload } from '../sim/workload/index.js';
+import { everyPmiHandled, linesOf, packetStats } from './helpers.js';
 import { firstSkip, needs, type Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 const REGION = 4096;
 const MASK_PTRS = IA32_RTIT_OUTPUT_MASK_PTRS.address;
-const NEAR = new Set(['jcc', 'jmp', 'call', 'ret']);
+const NEAR = new Set([K_JCC, K_JMP, K_CALL, K_RET]);
 
 /** The near-branch target whose first landing comes latest on the path of `w`, and that landing's index. */
 function lateTarget(w: GeneratedWorkload): { target: bigint; firstHit: number } {
-  const path = branchRecords(truthLines(w.model));
-  const first = new Map<string, number>();
-  path.forEach((x, i) => {
-    if (x.to !== undefined && NEAR.has(x.kind) && (x.kind !== 'jcc' || x.taken) && !first.has(x.to)) first.set(x.to, i);
+  // Walks the model's path (the branch records of truthLines, without writing them as text).
+  const first = new Map<number, number>();
+  let i = 0;
+  w.model.forEachBranch((c) => {
+    if (c.to >= 0 && NEAR.has(c.kind) && (c.kind !== K_JCC || c.taken) && !first.has(c.to)) first.set(c.to, i);
+    i++;
   });
-  let best: [string, number] = ['0x0', -1];
+  let best: [number, number] = [0, -1];
   for (const e of first) if (e[1] > best[1]) best = e;
   return { target: BigInt(best[0]), firstHit: best[1] };
 }
@@ -68,8 +70,8 @@ export const tracestopInSkid: Scenario = {
     if (!ctx.expect('probe: the trace ends at the TraceStop, with no PMI, past the first 4 KiB region',
       probe.final.stopped && probe.pmis.length === 0 && g >= 2 && g < 500, `${at} bytes, Stopped=${probe.final.stopped}, ${probe.pmis.length} PMIs`)) return;
     // truth.jsonl: the second run's records only (the model's truth holds both runs).
-    const before = ctx.sim?.truth(0).length ?? 0;
-    ctx.truthFilter = (lines) => lines.slice(before);
+    const before = ctx.sim?.truthLog(0)?.length ?? 0;
+    ctx.truthFilter = { from: before };
     const from = ctx.target.lines.length;
     const r = await ctx.trace({ output: { scheme: 'topa', policy: 'grow', regionSize: REGION, regions: g }, ranges }, { workload: w });
     const lines = ctx.target.lines;
@@ -92,7 +94,7 @@ export const tracestopInSkid: Scenario = {
     ctx.expectEqual('STATUS.Stopped=1 at the end', r.final.stopped, true);
     ctx.expectEqual('one TraceStop packet', packetStats(r.stream).count.stop ?? 0, 1);
     ctx.expectEqual('the same bytes as the probe: the trace ends at the TraceStop', r.stream.length, at);
-    const traced = branchRecords(ctx.sim?.truth(0).slice(before) ?? []).length;
+    const traced = ctx.sim?.truthLog(0)?.branches({ from: before }) ?? 0;
     ctx.expectEqual(`the trace ends at the first branch landing at 0x${target.toString(16)}`, traced, firstHit + 1);
     // Lossless: a TraceStop is no "stop" loss; the flow equals truth up to the TraceStop.
     ctx.expectLossless(r, { partial: true });

@@ -23,7 +23,7 @@ export const tracestop: Scenario = {
     const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, { ranges: [{ role: 'tracestop', a: target, b: target }] }, w), { workload: w });
     ctx.expectEqual('STATUS.Stopped=1 at the end', r.final.stopped, true);
     ctx.expectEqual('one TraceStop packet', packetStats(r.stream).count.stop ?? 0, 1);
-    const traced = branchRecords(ctx.sim?.truth(0) ?? []).length;
+    const traced = ctx.sim?.truthLog(0)?.branches() ?? 0;
     ctx.expectEqual(`the trace ends at the first branch landing at 0x${target.toString(16)}`, traced, firstHit + 1);
     ctx.expectLossless(r, { partial: true });
   },

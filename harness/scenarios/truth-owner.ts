@@ -1,23 +1,16 @@
-// Which context a truth.jsonl record belongs to when several contexts share a
-// CPU: the one whose image holds the record's IP; a record without an IP
-// (`disable`) belongs to the context of the record before it.
+// Which context a truth record belongs to when several contexts share a CPU: the one whose
+// image holds the record's IP; a record without an IP (`async`, an IP-less `disable`) belongs
+// to the context of the record before it (TruthRecorder.select does the walk).
+import type { SimTarget } from '../sim/sim-target.js';
+import { ipFromBigInt } from '../sim/trace/events.js';
+import type { TruthSelection } from '../sim/trace/truth.js';
 
-/** A filter keeping the truth lines of the workload at [base, base + bytes). */
-export function ownedTruth(base: bigint, bytes: number): (lines: readonly string[]) => string[] {
-  const end = base + BigInt(bytes);
-  return (lines) => {
-    const out: string[] = [];
-    let mine = false;
-    for (const l of lines) {
-      const m = /"ip":"(0x[0-9a-f]+)"/.exec(l);
-      if (m) mine = BigInt(m[1]!) >= base && BigInt(m[1]!) < end;
-      if (mine) out.push(l);
-    }
-    return out;
-  };
+/** The image of workload `w`, as a truth selection's owner. */
+export function ownerOf(w: { readonly base: bigint; readonly image: Uint8Array }): NonNullable<TruthSelection['owner']> {
+  return { base: ipFromBigInt(w.base), bytes: w.image.length };
 }
 
-/** The branch records (docs/formats/flow-json.md: they start with `ip`) of `lines` that belong to workload `w`. */
-export function ownedBranches(lines: readonly string[], w: { readonly base: bigint; readonly image: Uint8Array }): number {
-  return ownedTruth(w.base, w.image.length)(lines).filter((l) => l.startsWith('{"ip"')).length;
+/** The branch records of CPU 0's truth, from record `from` on, that belong to workload `w`. */
+export function ownedBranches(sim: SimTarget, w: { readonly base: bigint; readonly image: Uint8Array }, from = 0): number {
+  return sim.truthLog(0)?.branches({ from, owner: ownerOf(w) }) ?? 0;
 }

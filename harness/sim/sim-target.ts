@@ -19,6 +19,7 @@ import { SparsePhysMemory, type SparsePhysMemoryOptions } from './phys-memory.js
 import { cpuidOf, getProfile, type CpuProfile, type ProfileName } from './profiles.js';
 import { WorkloadModel } from './workload/model.js';
 import { xrstors, xsaves, xsavesAreaSize, type XrstorsQuirk } from './xsave.js';
+import type { TruthLog } from './trace/truth.js';
 
 /**
  * What the model needs of its physical memory: the driver's allocator and accesses (Target.phys),
@@ -197,10 +198,15 @@ export class SimTarget implements Target {
     return this.running.some((set) => set.size > 0);
   }
 
-  /** truth.jsonl lines of `cpu` since the target was created (empty unless `trace.truth` is set). */
+  /** truth.jsonl lines of `cpu` since the target was created (empty unless `trace.truth` is set), written out now. */
   truth(cpu: number): readonly string[] {
+    return this.truthLog(cpu)?.lines() ?? [];
+  }
+
+  /** The truth records of `cpu` since the target was created, kept as numbers (undefined unless `trace.truth` is set). */
+  truthLog(cpu: number): TruthLog | undefined {
     this.unit(cpu);
-    return this.traces[cpu]!.gen.truth?.lines() ?? [];
+    return this.traces[cpu]!.gen.truth ?? undefined;
   }
 
   /** Bytes `cpu` wrote to memory (losses.json `written`). */

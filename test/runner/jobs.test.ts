@@ -61,7 +61,26 @@ describe('--jobs 2 on the sim writes what --jobs 1 writes', () => {
   test('ptlab diff --suite: equal', async () => {
     expect((await diffSuites(serial, parallel)).equal).toBe(true);
   });
+
+  test('report.html, assembled from the sections the lanes made as runs ended, is the page ptlab report makes from the files', async () => {
+    for (const dir of [serial, parallel]) expect(await reportFromFiles(dir)).toBe(await pageOf(join(dir, 'report.html')));
+  }, 60_000);
 });
+
+/** A report page without the time and command it was written by. */
+async function pageOf(path: string): Promise<string> {
+  const html = await readFile(path, 'utf8');
+  expect(html).toContain('id="run-');
+  return html.replace(/written [^<·]* by ptlab \w+/, 'written');
+}
+
+/** The page `ptlab report` makes of `dir` from its files alone. */
+async function reportFromFiles(dir: string): Promise<string> {
+  const out = `${dir}-report.html`;
+  const r = await ptlab('report', dir, '--out', out);
+  expect(r.exitCode, r.stderr).toBe(0);
+  return pageOf(out);
+}
 
 describe('--jobs in a sweep and with --fail-fast', () => {
   test('a two-seed sweep lists its runs in cell order, as the serial sweep does', async () => {
@@ -82,6 +101,8 @@ describe('--jobs in a sweep and with --fail-fast', () => {
     expect(r.exitCode).toBe(1);
     expect(doc.runs.some((x) => x.verdict === 'fail')).toBe(true);
     expect(doc.runs.length).toBeLessThan(18);
+    // The failed run's section (expectations, transcript excerpt) was made by its lane.
+    expect(await reportFromFiles(out)).toBe(await pageOf(join(out, 'report.html')));
   }, 120_000);
 });
 

@@ -98,7 +98,8 @@ export async function runHostsCommand(plan: HostsRunRequest, io: CliIo, stop: St
     if (h.status === 'incomplete') io.err(`ptlab run: [${h.host.name}] INCOMPLETE: ${h.reason ?? ''}`);
   }
   if (outcome.writeError) io.err(`ptlab run: cannot write ${plan.out}/junit.xml or results.jsonl: ${outcome.writeError}`);
-  const report = await writeReportAfter(plan.out, io, 'run');
+  const sections = new Map(outcome.hosts.flatMap((h) => [...(h.outcome?.sections ?? [])]));
+  const report = await writeReportAfter(plan.out, io, 'run', sections);
   if (plan.json) {
     const all = outcome.hosts.flatMap((h) => h.timed.map((t) => ({ host: h.host.name, ...t.result })));
     io.out(JSON.stringify({

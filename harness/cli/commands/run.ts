@@ -319,7 +319,7 @@ export async function runCommand(argv: string[], cli: CliIo): Promise<number> {
   if (outcome.indexError) io.err(`ptlab run: cannot write ${plan.out}/${RESULTS_FILE}${plan.shard ? ' or shard.json' : ''}: ${outcome.indexError}`);
   if (outcome.incomplete) io.err(`ptlab run: INCOMPLETE: ${outcome.incomplete.reason}`);
   const results = outcome.results;
-  const report = await writeReportAfter(plan.out, io, 'run');
+  const report = await writeReportAfter(plan.out, io, 'run', outcome.sections);
   if (plan.json) {
     const count = (v: string): number => results.filter((r) => r.verdict === v).length;
     const runs: JsonRun[] = results.map((r) => ({ scenario: r.scenario, target: r.target, profile: r.profile, seed: r.seed, verdict: r.verdict, ...(r.reason === undefined ? {} : { reason: r.reason }) }));

@@ -7,9 +7,7 @@ import { IA32_RTIT_CTL } from '../../../driver/hw/msrs.js';
 import type { Verdict } from '../result.js';
 import { hexField, strField, type TLine } from './transcript-lines.js';
 import type { Excerpt } from './view-model.js';
-import { memoDecode } from './decode-memo.js';
 
-const decodeCtl = memoDecode(IA32_RTIT_CTL);
 
 /** Lines before the anchor, after it, and at most in all; characters kept of a line. */
 export const EXCERPT_BUDGET = { before: 6, after: 10, lines: 44, chars: 240 } as const;
@@ -36,7 +34,7 @@ function anchorOf(lines: readonly TLine[], verdict: Verdict, firstPmi?: { raised
   if (firstPmi) return around('the first PMI and its handling (the failed expectation names no transcript line)', firstPmi.raised, firstPmi.handled ?? firstPmi.raised);
   const stop = [...lines].reverse().find((l) => {
     const v = l.op === 'wrmsr' && strField(l, 'msr') === CTL_MSR ? hexField(l, 'value') : undefined;
-    return v !== undefined && !decodeCtl(v).TraceEn;
+    return v !== undefined && !IA32_RTIT_CTL.decode(v).TraceEn;
   });
   if (stop) return around('the final stop: the last write of IA32_RTIT_CTL that cleared TraceEn', stop.n);
   return around('the end of the transcript', lines[lines.length - 1]!.n);

@@ -11,11 +11,7 @@ import { PointerTracker, type PointerSample } from './pointer-reads.js';
 import { TopaState } from './topa-state.js';
 import { hexField, strField, type TLine } from './transcript-lines.js';
 import type { PmiTimeline, PmiView } from './view-model.js';
-import { memoDecode } from './decode-memo.js';
 
-const decodeGlobalStatus = memoDecode(IA32_PERF_GLOBAL_STATUS);
-const decodeGlobalStatusReset = memoDecode(IA32_PERF_GLOBAL_STATUS_RESET);
-const decodeStatus = memoDecode(IA32_RTIT_STATUS);
 
 /** PMIs listed per run at most (the count says how many there were). */
 export const PMI_BUDGET = 400;
@@ -47,7 +43,7 @@ export function pmiTimeline(lines: readonly TLine[]): { timeline: PmiTimeline; f
     const s = ptrs.apply(l);
     if (l.op === 'pmi') {
       const gs = hexField(l, 'value'), at = strField(l, 'result') ?? '';
-      const topaPmi = gs !== undefined && decodeGlobalStatus(gs).Trace_ToPA_PMI;
+      const topaPmi = gs !== undefined && IA32_PERF_GLOBAL_STATUS.decode(gs).Trace_ToPA_PMI;
       // A platform top half may have acknowledged it and cleared TraceEn already (docs/transcript.md).
       if (/\btraceEnCleared=true\b/.test(at)) ptrs.markStopped(l.cpu);
       all.push({
@@ -60,7 +56,7 @@ export function pmiTimeline(lines: readonly TLine[]): { timeline: PmiTimeline; f
       if (m && p) p.view.branch = m[1]!;
     } else if (l.op === 'wrmsr' && strField(l, 'msr') === RESET_MSR && l.f.fault === undefined) {
       const v = hexField(l, 'value'), p = oldest((x) => !x.acked);
-      if (v !== undefined && decodeGlobalStatusReset(v).Trace_ToPA_PMI && p) {
+      if (v !== undefined && IA32_PERF_GLOBAL_STATUS_RESET.decode(v).Trace_ToPA_PMI && p) {
         p.acked = true;
         handled(p, l);
       }
@@ -73,7 +69,7 @@ export function pmiTimeline(lines: readonly TLine[]): { timeline: PmiTimeline; f
     } else if (l.op === 'rdmsr' && strField(l, 'msr') === STATUS_MSR && ptrs.isStopped(l.cpu)) {
       const v = hexField(l, 'result'), p = oldest((x) => !x.sawStatus);
       if (v !== undefined && p) {
-        const d = decodeStatus(v);
+        const d = IA32_RTIT_STATUS.decode(v);
         p.view.status = STATUS_FLAGS.filter((f) => d[f]).join(' ');
         p.sawStatus = true;
       }

@@ -4,11 +4,7 @@
 // ToPA meaning (entry index, offset in its region) holds when IA32_RTIT_CTL.ToPA was set.
 import { IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS } from '../../../driver/hw/msrs.js';
 import { areaField, hexField, strField, type TLine } from './transcript-lines.js';
-import { memoDecode } from './decode-memo.js';
 
-const decodeCtl = memoDecode(IA32_RTIT_CTL);
-const decodeOutputBase = memoDecode(IA32_RTIT_OUTPUT_BASE);
-const decodeMaskPtrs = memoDecode(IA32_RTIT_OUTPUT_MASK_PTRS);
 
 /** One pointer value and what it points into. */
 export interface PointerSample {
@@ -57,11 +53,11 @@ export class PointerTracker {
       const v = hexField(l, l.op === 'rdmsr' ? 'result' : 'value'), msr = strField(l, 'msr');
       if (v === undefined) return undefined;
       if (msr === MSR.ctl) {
-        const ctl = decodeCtl(v);
+        const ctl = IA32_RTIT_CTL.decode(v);
         this.topa.set(cpu, ctl.ToPA);
         if (l.op === 'wrmsr') this.stopped.set(cpu, !ctl.TraceEn);
       } else if (msr === MSR.base) {
-        this.base.set(cpu, decodeOutputBase(v).BasePhysAddr);
+        this.base.set(cpu, IA32_RTIT_OUTPUT_BASE.decode(v).BasePhysAddr);
       } else if (msr === MSR.ptrs) {
         return this.sample(l, v, l.op === 'rdmsr' ? 'read' : 'write');
       }
@@ -71,7 +67,7 @@ export class PointerTracker {
       const base = areaField(l, 'IA32_RTIT_OUTPUT_BASE'), ctl = areaField(l, 'IA32_RTIT_CTL'), ptrs = areaField(l, 'IA32_RTIT_OUTPUT_MASK_PTRS');
       this.stopped.set(cpu, false);
       if (base === undefined || ptrs === undefined) return undefined;
-      const saved = { base: decodeOutputBase(base).BasePhysAddr, topa: ctl === undefined ? true : decodeCtl(ctl).ToPA };
+      const saved = { base: IA32_RTIT_OUTPUT_BASE.decode(base).BasePhysAddr, topa: ctl === undefined ? true : IA32_RTIT_CTL.decode(ctl).ToPA };
       // XSAVES reports the saved context's pointer; XRSTORS makes the restored one the CPU's.
       if (l.op === 'xrstors') {
         this.base.set(cpu, saved.base);
@@ -89,7 +85,7 @@ export class PointerTracker {
   }
 
   private make(l: TLine, v: bigint, table: bigint, topa: boolean, how: PointerSample['how']): PointerSample {
-    const d = decodeMaskPtrs(v);
+    const d = IA32_RTIT_OUTPUT_MASK_PTRS.decode(v);
     return { t: l.t, line: l.n, cpu: l.cpu, table, mode: topa ? 'topa' : 'single', index: topa ? d.MaskOrTableOffset : 0, offset: d.OutputOffset, how };
   }
 }

@@ -22,8 +22,20 @@ export function keyOf(r: ResultJson & { readonly host?: string }): RunKey {
   return { scenario: r.scenario, target: r.target, profile: r.profile, seed: r.seed, ...(r.host === undefined ? {} : { host: r.host }) };
 }
 
-/** Builds the view of one run; `id` is the anchor of its section, `fallback` its key when result.json cannot say (and its host). */
-export async function runView(src: RunSource, id: string, fallback: RunKey): Promise<RunView> {
+/**
+ * What a run's section shows, made by the lane that just ran it (`ptlab run` hands these to the
+ * report instead of reading every run directory again at the end). Undefined where the section has
+ * none: a skipped run.
+ */
+export async function runSection(dir: string, result: ResultJson): Promise<RunDetail | undefined> {
+  return result.verdict === 'skip' ? undefined : detailOf(dir, result, []);
+}
+
+/**
+ * Builds the view of one run; `id` is the anchor of its section, `fallback` its key when result.json
+ * cannot say (and its host). `made`: its section as runSection made it when the run ended, if it was.
+ */
+export async function runView(src: RunSource, id: string, fallback: RunKey, made?: RunDetail): Promise<RunView> {
   const problems: FileProblem[] = [];
   let result: ResultWithHost | undefined = src.indexed?.result;
   if (src.dir) {
@@ -41,7 +53,7 @@ export async function runView(src: RunSource, id: string, fallback: RunKey): Pro
     ...(src.indexed ? { ms: src.indexed.ms } : {}),
   };
   if (src.dir === undefined || summary.verdict === 'skip') return { summary };
-  return { summary, detail: await detailOf(src.dir.abs, result, problems) };
+  return { summary, detail: made !== undefined && problems.length === 0 ? made : await detailOf(src.dir.abs, result, problems) };
 }
 
 /** What the section shows, from the files of `dir`. */

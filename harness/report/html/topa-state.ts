@@ -5,9 +5,7 @@
 import { TOPA_ENTRY, topaSizeBytes } from '../../../driver/hw/topa.js';
 import { BufferRoles } from '../../diff/transcript.js';
 import { hexField, strField, type TLine } from './transcript-lines.js';
-import { memoDecode } from './decode-memo.js';
 
-const decodeTopaEntry = memoDecode(TOPA_ENTRY);
 
 /** One entry as last written (SDM Vol. 3C "ToPA Table Entry Format"). */
 export interface TopaEntryState {
@@ -47,7 +45,7 @@ export class TopaState {
     if (l.op !== 'topa') return undefined;
     const table = hexField(l, 'addr'), raw = hexField(l, 'value'), index = l.f.index;
     if (table === undefined || raw === undefined || !Number.isSafeInteger(index)) return undefined;
-    const d = decodeTopaEntry(raw);
+    const d = TOPA_ENTRY.decode(raw);
     this.outputsCache.delete(table);
     const entries = this.tables.get(table) ?? new Map<number, TopaEntryState>();
     this.tables.set(table, entries);

@@ -6,15 +6,18 @@ import { dirname, join, resolve } from 'node:path';
 import { loadChartLibrary } from './chart-library.js';
 import { ReportError } from './errors.js';
 import { reportPage } from './page.js';
-import { suiteView } from './suite-view.js';
+import { suiteView, type MadeSections } from './suite-view.js';
 
 /** The report's file name inside the suite directory. */
 export const REPORT_FILE = 'report.html';
 
-/** Writes the report of `suiteDir` to `out` (default `suiteDir/report.html`); returns its path. Throws ReportError. */
-export async function writeSuiteReport(suiteDir: string, out: string = join(suiteDir, REPORT_FILE)): Promise<string> {
+/**
+ * Writes the report of `suiteDir` to `out` (default `suiteDir/report.html`); returns its path. Throws
+ * ReportError. `made`: sections the suite's lanes made as their runs ended (suite-view.ts).
+ */
+export async function writeSuiteReport(suiteDir: string, out: string = join(suiteDir, REPORT_FILE), made?: MadeSections): Promise<string> {
   const chart = await loadChartLibrary();
-  const suite = await suiteView(suiteDir);
+  const suite = await suiteView(suiteDir, made);
   const html = reportPage(suite, chart, { generated: new Date().toISOString() });
   const path = resolve(out);
   const tmp = join(dirname(path), `.${REPORT_FILE}.partial-${process.pid}-${Date.now()}`);
