@@ -40,6 +40,9 @@ export interface MergeOutcome {
   readonly placed: Placed;
 }
 
+/** Run directories placed at once. */
+const PLACE_AT_ONCE = 8;
+
 /** Is `a` the directory `b` or inside it? */
 const within = (a: string, b: string): boolean => { const r = relative(resolve(b), resolve(a)); return r === '' || (!r.startsWith('..') && !r.startsWith('/')); };
 
@@ -55,12 +58,28 @@ export async function mergeShards(req: MergeRequest): Promise<MergeOutcome> {
   await prepareOut(req.out, req.force);
   await removeShardJson(req.out);
   const placed: Placed = { linked: 0, copied: 0, notMerged: [] };
-  for (const { run: { result: r }, shard } of set.runs) {
-    if (req.signal?.aborted) throw new PtError('aborted', `interrupted after placing ${placed.linked + placed.copied} run files; no junit.xml or results.jsonl was written: merge again with --force`);
-    const sweepSeed = set.matrix.sweep ? r.seed : undefined;
-    const src = runDirOf(shard.dir, r.scenario, r.profile, sweepSeed);
-    if (shard.runDirs.has(relative(shard.dir, src).split(sep).join('/'))) await placeRun(src, runDirOf(req.out, r.scenario, r.profile, sweepSeed), req.copy === true, placed);
-  }
+  // Runs are placed PLACE_AT_ONCE at a time (each is a few file-system calls that mostly wait);
+  // the files not merged are listed in the suite's order whatever order the runs finish in.
+  const notMerged: string[][] = [];
+  let next = 0;
+  const placer = async (): Promise<void> => {
+    for (let i = next++; i < set.runs.length; i = next++) {
+      if (req.signal?.aborted) throw new PtError('aborted', `interrupted after placing ${placed.linked + placed.copied} run files; no junit.xml or results.jsonl was written: merge again with --force`);
+      const { run: { result: r }, shard } = set.runs[i]!;
+      const sweepSeed = set.matrix.sweep ? r.seed : undefined;
+      const src = runDirOf(shard.dir, r.scenario, r.profile, sweepSeed);
+      if (!shard.runDirs.has(relative(shard.dir, src).split(sep).join('/'))) continue;
+      const own: Placed = { linked: 0, copied: 0, notMerged: [] };
+      await placeRun(src, runDirOf(req.out, r.scenario, r.profile, sweepSeed), req.copy === true, own);
+      placed.linked += own.linked;
+      placed.copied += own.copied;
+      notMerged[i] = own.notMerged;
+    }
+  };
+  const placers = await Promise.allSettled(Array.from({ length: PLACE_AT_ONCE }, placer));
+  const failed = placers.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+  if (failed) throw failed.reason;
+  for (const n of notMerged) if (n) placed.notMerged.push(...n);
   const runs = set.runs.map((x) => x.run);
   const reasons = set.shards.filter((s) => s.json.status === 'incomplete').map((s) => `${shardName(s)}: ${s.json.incomplete ?? 'incomplete'}`);
   const incomplete = reasons.length ? reasons.join('; ') : undefined;
