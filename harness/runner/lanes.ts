@@ -29,7 +29,8 @@ export interface LaneRun {
 export async function runCell(spec: RunSpec, dir: string, host: SuiteTarget | undefined, keep: KeepRuns): Promise<LaneRun> {
   const result = await runScenario(spec, dir, host, keep);
   const kept = keep === 'all' || result.verdict === 'fail' || result.verdict === 'error';
-  const section = kept ? await runSection(dir, result) : undefined;
+  // A section that cannot be made here costs the run nothing: the report reads its files instead.
+  const section = kept ? await runSection(dir, result).catch(() => undefined) : undefined;
   return { result, ...(section ? { section } : {}) };
 }
 
