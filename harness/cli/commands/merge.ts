@@ -42,7 +42,7 @@ const WRITE_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EFBIG']);
 export async function mergeCommand(argv: string[], io: CliIo): Promise<number> {
   const req = commandArgs('merge', `${MERGE_USAGE}\n${EXIT_TABLE}`, io, () => mergeArgs(argv));
   if (typeof req === 'number') return req;
-  using stop = new StopOnSignal(io, 'merge', 'stopping after the run directory being placed');
+  using stop = new StopOnSignal(io, 'merge', 'stopping after the run directories being placed');
   try {
     const m = await mergeShards({ ...req, signal: stop.signal });
     const { set, runs, placed } = m;
