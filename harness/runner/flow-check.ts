@@ -96,6 +96,34 @@ export class TruthText implements TruthLines {
   }
 }
 
+/** Flow lines fed in order, compared with the truth lines [from, from + count): the first difference. */
+class LineMatch {
+  private n = 0;
+  private first: { line: number; flow: string } | undefined;
+
+  constructor(private readonly truth: TruthLines, private readonly from: number, private readonly count: number) {}
+
+  add(flow: string): void {
+    if (this.first === undefined && (this.n >= this.count || !this.truth.is(this.from + this.n, flow))) this.first = { line: this.n, flow };
+    this.n++;
+  }
+
+  /** ok, or where the lines first differ; `what` says how they match when they do. */
+  result(what: string): { ok: boolean; detail: string } {
+    const first = this.first ?? (this.n < this.count ? { line: this.n, flow: '(end)' } : undefined);
+    if (first !== undefined) {
+      const w = first.line < this.count ? this.truth.at(this.from + first.line) : '(end)';
+      return { ok: false, detail: `line ${first.line + 1} differs: flow ${first.flow} / truth ${w} (${this.n} vs ${this.count} lines)` };
+    }
+    return { ok: true, detail: `${this.n} lines ${what} (truth: ${this.truth.length} lines)` };
+  }
+}
+
+const MATCHED: Readonly<Record<FlowMatch, string>> = {
+  equal: 'identical', prefix: 'before the gap match the start of truth', suffix: 'after the gap match the end of truth',
+  'until-disable': 'of truth before its final disable start the flow',
+};
+
 /**
  * Compares the flow of `dir` with its truth.jsonl as `mode` says: ok, and where they first differ.
  * `truth`: the bytes truth.jsonl was just written with, when the caller has them (the file is
@@ -105,22 +133,13 @@ export async function compareFlowWithTruth(dir: string, mode: FlowMatch = 'equal
   const { trace, images, lost } = await flowInputOfRunDir(dir);
   const want = new TruthText(truth ?? new Uint8Array(await readFile(join(dir, RUN_FILES.truth))));
   if (mode !== 'equal') return compareFlowLines(flowOfStream(trace, images, lost), want, mode);
-  let n = 0, first: { line: number; flow: string } | undefined;
-  forEachFlowLine(trace, images, lost, (l) => {
-    if (first === undefined && (n >= want.length || !want.is(n, l))) first = { line: n, flow: l };
-    n++;
-  });
-  if (first === undefined && n < want.length) first = { line: n, flow: '(end)' };
-  if (first !== undefined) {
-    const w = first.line < want.length ? want.at(first.line) : '(end)';
-    return { ok: false, detail: `line ${first.line + 1} differs: flow ${first.flow} / truth ${w} (${n} vs ${want.length} lines)` };
-  }
-  return { ok: true, detail: `${n} lines identical (truth: ${want.length} lines)` };
+  const match = new LineMatch(want, 0, want.length);
+  forEachFlowLine(trace, images, lost, (l) => match.add(l));
+  return match.result(MATCHED.equal);
 }
 
 /** Compares reconstructed flow lines `all` with truth lines as `mode` says: ok, and where they first differ. */
-export function compareFlowLines(all: readonly string[], truthIn: readonly string[] | TruthLines, mode: FlowMatch = 'equal'): { ok: boolean; detail: string } {
-  const truth = Array.isArray(truthIn) ? truthLinesOf(truthIn as readonly string[]) : truthIn as TruthLines;
+export function compareFlowLines(all: readonly string[], truth: TruthLines, mode: FlowMatch = 'equal'): { ok: boolean; detail: string } {
   // The flow lines [f0, f1) are compared with the truth lines [w0, w1).
   let f0 = 0, f1 = all.length, w0 = 0, w1 = truth.length;
   if (mode === 'until-disable') {
@@ -138,13 +157,7 @@ export function compareFlowLines(all: readonly string[], truthIn: readonly strin
     }
     if (f1 === f0) return { ok: false, detail: `no flow on the ${mode === 'prefix' ? 'near' : 'far'} side of the gap` };
   }
-  const nf = f1 - f0, nw = w1 - w0;
-  for (let i = 0; i < Math.max(nf, nw); i++) {
-    if (i < nf && i < nw && truth.is(w0 + i, all[f0 + i]!)) continue;
-    const f = i < nf ? all[f0 + i]! : undefined, w = i < nw ? truth.at(w0 + i) : undefined;
-    return { ok: false, detail: `line ${i + 1} differs: flow ${f ?? '(end)'} / truth ${w ?? '(end)'} (${nf} vs ${nw} lines)` };
-  }
-  const what = { equal: 'identical', prefix: 'before the gap match the start of truth', suffix: 'after the gap match the end of truth',
-    'until-disable': 'of truth before its final disable start the flow' }[mode];
-  return { ok: true, detail: `${nf} lines ${what} (truth: ${truth.length} lines)` };
+  const match = new LineMatch(truth, w0, w1 - w0);
+  for (let i = f0; i < f1; i++) match.add(all[i]!);
+  return match.result(MATCHED[mode]);
 }

@@ -3,9 +3,9 @@
 // on the sim every lane is a worker thread with its own model per run (sim-worker.ts), so N cells
 // use N cores and the main thread stays free to hand out cells; on qemu a lane is a VM of its own,
 // on ssh a session of its own to the host.
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { firstBuilt } from '../../driver/base/built-module.js';
 import { PtError } from '../../driver/base/errors.js';
 import type { ResultJson } from '../report/result.js';
 import type { ProfileName } from '../sim/profiles.js';
@@ -55,11 +55,10 @@ export function targetLane(host: SuiteTarget): Lane {
 
 /** The built worker: beside this module in dist/, or in dist/ when this runs from the TypeScript sources (vitest). */
 function workerFile(): URL {
-  const beside = new URL('./sim-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(beside))) return beside;
-  const built = new URL('../../dist/harness/runner/sim-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(built))) return built;
-  throw new PtError('bad_config', `--jobs on the sim needs the built worker ${fileURLToPath(built)}: run npm run build`);
+  const inDist = '../../dist/harness/runner/sim-worker.js';
+  const file = firstBuilt(import.meta.url, './sim-worker.js', inDist);
+  if (file) return file;
+  throw new PtError('bad_config', `--jobs on the sim needs the built worker ${fileURLToPath(new URL(inDist, import.meta.url))}: run npm run build`);
 }
 
 /** A worker thread that runs sim cells (sim-worker.ts). */

@@ -3,7 +3,7 @@
 // flow check decode it: harness/runner/flow-check.ts) must equal, line for line, the path the
 // reference model recorded (truth.jsonl, docs/formats/flow-json.md) since the previous collect.
 import type { Loss } from '../../driver/collect/ledger.js';
-import { compareFlowLines, flowOfStream } from '../runner/flow-check.js';
+import { compareFlowLines, flowOfStream, truthLinesOf } from '../runner/flow-check.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
 import type { Judged } from './judge.js';
 
@@ -14,7 +14,7 @@ export function judgeFlow(bytes: Uint8Array, workloads: readonly GeneratedWorklo
     return { what: 'flow = truth', ok: false, detail: `${images.length} different workloads ran since the previous collect; the flow is decoded against one code image (collect between them)` };
   }
   const flow = flowOfStream(bytes, images.map((w) => ({ bytes: w.image, base: w.base })), lost);
-  const c = compareFlowLines(flow, truth);
+  const c = compareFlowLines(flow, truthLinesOf(truth));
   return { what: 'flow = truth', ok: c.ok, detail: `${c.detail}${lost.length ? `; ${lost.length} loss(es) in the ledger` : ''}` };
 }
 

@@ -2,9 +2,8 @@
 // run's transcript and parsing every line, and a suite has hundreds, so `ptlab report` and `ptlab
 // merge` spread them over the machine's cores. A thread that cannot start or dies hands its runs
 // back: the caller builds them itself, so a page is never lost to a thread.
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { firstBuilt } from '../../../driver/base/built-module.js';
 import type { RunSource } from './run-view.js';
 import type { RunKey, RunView } from './view-model.js';
 
@@ -28,10 +27,7 @@ export type SectionReply =
 
 /** The built thread module: beside this one in dist/, or in dist/ when this runs from the TypeScript sources (vitest). */
 function threadFile(): URL | undefined {
-  const beside = new URL('./section-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(beside))) return beside;
-  const built = new URL('../../../dist/harness/report/html/section-worker.js', import.meta.url);
-  return existsSync(fileURLToPath(built)) ? built : undefined;
+  return firstBuilt(import.meta.url, './section-worker.js', '../../../dist/harness/report/html/section-worker.js');
 }
 
 /** A worker thread building sections; `view` rejects when the thread fails or has died. */
