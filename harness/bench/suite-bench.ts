@@ -5,7 +5,8 @@
 // `cp -al` of the same shard trees (the least a hand-made merge does). Runs alternate so a busy
 // machine slows both sides alike; best of RUNS. Each run's CPU time is printed with its wall time:
 // a serial run whose V8 helper threads already keep part of a second core busy can gain at most
-// cores ÷ (cores it keeps busy) from --jobs.
+// cores ÷ (cores it keeps busy) from --jobs. Beside them, the matrix cut in two shards run as two
+// processes at once: what any split of the cells can gain on this machine, with no coordination.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -33,15 +34,28 @@ interface Cost { readonly wall: number; readonly cpu: number }
 
 /** `timed`, with the CPU the command used: a serial run that keeps more than one core busy has less to gain from --jobs. */
 function costOf(cmd: string, args: readonly string[]): Cost {
-  const quoted = [cmd, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  return shellCost(quote([cmd, ...args]), `${cmd} ${args.join(' ')}`);
+}
+
+/** The commands started at once (each in the background), their wall time together and the CPU they used in all. */
+function costAtOnce(cmds: readonly (readonly string[])[]): Cost {
+  return shellCost(`${cmds.map((c) => `${quote(c)} & `).join('')}s=0; for p in $(jobs -p); do wait $p || s=$?; done; (exit $s)`, cmds.map((c) => c.join(' ')).join(' & '));
+}
+
+function quote(words: readonly string[]): string {
+  return words.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+}
+
+/** A bash script's wall time and its children's CPU time from bash's `times`, failing loudly on a non-zero exit. */
+function shellCost(script: string, what: string): Cost {
   const t0 = performance.now();
-  const r = spawnSync('bash', ['-c', `${quoted}; s=$?; times >&3; exit $s`], { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
+  const r = spawnSync('bash', ['-c', `${script}; s=$?; times >&3; exit $s`], { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
   const wall = (performance.now() - t0) / 1000;
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr.toString().slice(-400)}`);
+  if (r.status !== 0) throw new Error(`${what} exited ${r.status}: ${r.stderr.toString().slice(-400)}`);
   // `times`: the shell's user and system time, then its children's ("0m17.030s 0m2.680s").
   const children = (r.output[3]?.toString() ?? '').trim().split('\n').at(-1) ?? '';
   const secs = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
-  if (secs.length !== 2) throw new Error(`cannot read the CPU time of ${cmd} from bash's times: ${JSON.stringify(children)}`);
+  if (secs.length !== 2) throw new Error(`cannot read the CPU time of ${what} from bash's times: ${JSON.stringify(children)}`);
   return { wall, cpu: secs[0]! + secs[1]! };
 }
 
@@ -54,7 +68,7 @@ export const suiteSection: BenchSection = {
   async run({ quick, check }: BenchContext) {
     const dir = mkdtempSync(join(tmpdir(), 'ptlab-bench-suite-'));
     try {
-      const best: Record<1 | 2, Cost> = { 1: { wall: Infinity, cpu: 0 }, 2: { wall: Infinity, cpu: 0 } };
+      const best: Record<1 | 2 | 'split', Cost> = { 1: { wall: Infinity, cpu: 0 }, 2: { wall: Infinity, cpu: 0 }, split: { wall: Infinity, cpu: 0 } };
       for (let k = 0; k < RUNS; k++) {
         for (const jobs of [1, 2] as const) {
           const out = join(dir, `jobs${jobs}-${k}`);
@@ -62,6 +76,12 @@ export const suiteSection: BenchSection = {
           if (c.wall < best[jobs].wall) best[jobs] = c;
           rmSync(out, { recursive: true, force: true });
         }
+        // The ceiling of any split of the cells on this machine: two whole processes that share
+        // nothing (--shard 1/2 and 2/2 started at once), each with its own V8 helper threads.
+        const halves = [1, 2].map((i) => join(dir, `half${i}-${k}`));
+        const c = costAtOnce(halves.map((out, i) => ['node', CLI, 'run', ...matrixArgs(quick), '--shard', `${i + 1}/2`, '--json', '--out', out]));
+        if (c.wall < best.split.wall) best.split = c;
+        for (const out of halves) rmSync(out, { recursive: true, force: true });
       }
       const ratio = best[1].wall / best[2].wall;
       const cost = (c: Cost): string => `${c.wall.toFixed(2)} s (CPU ${c.cpu.toFixed(1)} s: ${(c.cpu / c.wall).toFixed(2)} cores busy)`;
@@ -81,6 +101,7 @@ export const suiteSection: BenchSection = {
         `ptlab run ${matrixArgs(quick).join(' ')}: whole process, best of ${RUNS}, alternating`,
         `  --jobs 1 ${cost(best[1])}   --jobs 2 ${cost(best[2])}`,
         `  ratio ${ratio.toFixed(2)}x (target >= ${SUITE_TARGETS.jobs2}x${jobsOk ? '' : ', NOT MET'}); at most ${(availableParallelism() / (best[1].cpu / best[1].wall)).toFixed(2)}x on ${availableParallelism()} cores for a serial run this busy`,
+        `  two processes sharing nothing (--shard 1/2 and 2/2 at once) ${cost(best.split)}: ${(best[1].wall / best.split.wall).toFixed(2)}x, the most a split of these cells gains here (--jobs 2 reaches ${(best.split.wall / best[2].wall * 100).toFixed(0)}% of it)`,
         `ptlab merge of ${SHARDS} shards of that matrix: ${merge.toFixed(2)} s (target < ${SUITE_TARGETS.mergeSeconds} s${mergeOk ? '' : ', NOT MET'}); cp -al of the same trees ${copy.toFixed(2)} s (ratio merge/cp ${(merge / copy).toFixed(2)}x)`,
       ];
       return { lines, ok: !check || (jobsOk && mergeOk) };
