@@ -13,6 +13,8 @@ export const EXIT = {
   unavailable: 3,
   /** The target died or kept failing, or a file could not be written: the run is incomplete (junit.xml says so). */
   incomplete: 4,
+  /** ptlab itself failed (a bug, not a verdict): the stack is on stderr (70 is sysexits' EX_SOFTWARE). */
+  internal: 70,
   /** Stopped by SIGHUP (128 + 1), after cleaning up. */
   sighup: 129,
   /** Stopped by SIGINT (Ctrl-C; 128 + 2), after cleaning up. */
@@ -33,5 +35,6 @@ export const EXIT_TABLE = [
   `  ${EXIT.usage}    usage error, or an input file that cannot be read or is not valid (seq), a run that cannot be replayed (replay): nothing was run`,
   `  ${EXIT.unavailable}    environment or target unavailable (no QEMU, no image, no PT, SSH failed; run --hosts: every machine)`,
   `  ${EXIT.incomplete}    incomplete: the target died or kept failing, a file could not be written, or (merge) a shard was incomplete, or (run --hosts) some machine was unavailable or died`,
+  `  ${EXIT.internal}   ptlab itself failed (a bug, never a verdict): the error and its stack are on stderr`,
   `  ${EXIT.sighup}  ${EXIT.sigint}  ${EXIT.sigterm}   stopped by SIGHUP, SIGINT, SIGTERM (after cleaning up; junit.xml marks the suite incomplete)`,
 ].join('\n');

@@ -5,6 +5,7 @@
 // process.stdout among them, whose creation makes a piped stdout non-blocking (then every full
 // pipe costs a wait).
 import { isatty } from 'node:tty';
+import { EXIT } from './exit-codes.js';
 import { FdSink, OutputClosedError } from './fd-sink.js';
 import { main, type CliIo } from './main.js';
 
@@ -24,7 +25,8 @@ main(process.argv.slice(2), io).then(
   (code) => { process.exitCode = code; },
   (e: unknown) => {
     if (e instanceof OutputClosedError) { process.exitCode = 0; return; }
-    io.err(`ptlab: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
-    process.exitCode = 1;
+    // Not a verdict: a lab script that branches on 1 ("a verdict failed") must not take a crash for one.
+    io.err(`ptlab: internal error: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+    process.exitCode = EXIT.internal;
   },
 );

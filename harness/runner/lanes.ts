@@ -76,8 +76,9 @@ export function simWorkerLane(): Lane {
     if (!p) return;
     pending.delete(m.id);
     if (m.ok) { p.resolve({ result: m.result, ...(m.section ? { section: m.section } : {}) }); return; }
-    // The run's own error, as the serial suite would have seen it (an errno code decides a write error).
-    const e = Object.assign(new Error(m.message), { name: m.name, ...(m.code !== undefined ? { code: m.code } : {}) });
+    // The run's own error, as the serial suite would have seen it (an errno code decides a write error;
+    // the stack is the worker's, so an internal error points at where it happened).
+    const e = Object.assign(new Error(m.message), { name: m.name, ...(m.code !== undefined ? { code: m.code } : {}), ...(m.stack !== undefined ? { stack: m.stack } : {}) });
     p.reject(e);
   });
   worker.on('error', (e) => failAll(e));

@@ -25,10 +25,10 @@ export interface CellMessage {
   readonly keep: KeepRuns;
 }
 
-/** What became of it (worker → main): the result, or the error with its code (an errno or a PtError code). */
+/** What became of it (worker → main): the result, or the error with its code (an errno or a PtError code) and where it was thrown. */
 export type CellReply =
   | { readonly id: number; readonly ok: true; readonly result: ResultJson; readonly section?: RunDetail }
-  | { readonly id: number; readonly ok: false; readonly name: string; readonly message: string; readonly code?: string };
+  | { readonly id: number; readonly ok: false; readonly name: string; readonly message: string; readonly code?: string; readonly stack?: string };
 
 const port = parentPort;
 if (port) {
@@ -40,7 +40,10 @@ if (port) {
         return { id: m.id, ok: true, ...await runCell(spec, m.dir, sim, m.keep) };
       } catch (e) {
         const err = e as Error & { code?: unknown };
-        return { id: m.id, ok: false, name: err.name ?? 'Error', message: err.message ?? String(e), ...(typeof err.code === 'string' ? { code: err.code } : {}) };
+        return {
+          id: m.id, ok: false, name: err.name ?? 'Error', message: err.message ?? String(e),
+          ...(typeof err.code === 'string' ? { code: err.code } : {}), ...(typeof err.stack === 'string' ? { stack: err.stack } : {}),
+        };
       }
     })().then((reply) => port.postMessage(reply));
   });

@@ -136,7 +136,7 @@ async function removeEmptyDirs(from: string, top: string): Promise<void> {
 
 /** Why a suite stopped before its end, for the summary, junit.xml and the exit status. */
 export interface Incomplete {
-  readonly cause: 'interrupted' | 'target-died' | 'target-failures' | 'write-error';
+  readonly cause: 'interrupted' | 'target-died' | 'target-failures' | 'write-error' | 'internal';
   readonly reason: string;
 }
 
@@ -215,6 +215,8 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
   for (const j of jobs) leftPerSeed.set(j.seed, (leftPerSeed.get(j.seed) ?? 0) + 1);
   let incomplete: Incomplete | undefined, disposeError: string | undefined, junitError: string | undefined, indexError: string | undefined, targetFailures = 0;
   let next = 0, finished = 0, stopped = false, notRun: string | undefined;
+  /** The error of a lane that failed for no reason the suite knows (a bug in ptlab), thrown once the suite's files are written. */
+  let internal: { readonly error: unknown } | undefined;
   /** One lane: takes the next cell until none is left or the suite stops. */
   const laneLoop = async (lane: Lane): Promise<void> => {
     while (!stopped) {
@@ -246,7 +248,12 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
           await leaveNoEmptyDirs().catch(() => undefined);
           return;
         }
-        if (lost === undefined && failed === undefined) { stopped = true; throw e; }
+        if (lost === undefined && failed === undefined) {
+          // ptlab's own failure (a bug): the suite stops, its files say so, and the error goes on up.
+          stopped = true;
+          await leaveNoEmptyDirs().catch(() => undefined);
+          throw e;
+        }
         r = errorResult(baseOf(job), lost !== undefined ? `the target died: ${lost}` : `the target failed: ${failed!}`);
       }
       // A run that kept no directory leaves no empty seed-<S>/<scenario>/ behind either.
@@ -279,11 +286,17 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
     if (!incomplete) {
       const outcomes = await Promise.allSettled(lanes.map(laneLoop));
       const thrown = outcomes.find((x): x is PromiseRejectedResult => x.status === 'rejected');
-      if (thrown) throw thrown.reason;
+      if (thrown) {
+        internal = { error: thrown.reason };
+        const why = `ptlab itself failed: ${thrown.reason instanceof Error ? thrown.reason.message : String(thrown.reason)}`;
+        incomplete ??= { cause: 'internal', reason: why };
+        notRun ??= why;
+      }
     }
     for (const [i, t] of byCell.entries()) {
       if (t) timed.push(t);
-      else if (notRun !== undefined && i >= next) timed.push({ result: errorResult(baseOf(jobs[i]!), `not run: ${notRun}`), ms: 0 });
+      // A cell made but without a result is the one ptlab failed in.
+      else if (notRun !== undefined) timed.push({ result: errorResult(baseOf(jobs[i]!), i >= next ? `not run: ${notRun}` : notRun), ms: 0 });
     }
   } finally {
     opts.now?.removeEventListener('abort', stopNow);
@@ -296,6 +309,8 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
       .then(() => shardJson && writeShardJson(plan.out, { ...shardJson, status: why === undefined ? 'done' : 'incomplete', runs: timed.length, ...(why === undefined ? {} : { incomplete: why }) }))
       .catch((e: unknown) => { indexError = (e as Error).message; });
   }
+  // junit.xml and results.jsonl now list the runs made and the rest as not run; the command exits EXIT.internal.
+  if (internal !== undefined) throw internal.error;
   return {
     results: timed.map((t) => t.result), sections,
     ...(incomplete ? { incomplete } : {}), ...(disposeError ? { disposeError } : {}), ...(junitError ? { junitError } : {}), ...(indexError ? { indexError } : {}),
