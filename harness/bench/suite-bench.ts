@@ -6,7 +6,7 @@
 // machine slows both sides alike; best of RUNS. Each run's CPU time is printed with its wall time:
 // a serial run whose V8 helper threads already keep part of a second core busy can gain at most
 // cores ÷ (cores it keeps busy) from --jobs. Beside them, the matrix cut in two shards run as two
-// processes at once: what any split of the cells can gain on this machine, with no coordination.
+// processes at once: what a split of the cells gains on this machine with no coordination at all.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -76,8 +76,8 @@ export const suiteSection: BenchSection = {
           if (c.wall < best[jobs].wall) best[jobs] = c;
           rmSync(out, { recursive: true, force: true });
         }
-        // The ceiling of any split of the cells on this machine: two whole processes that share
-        // nothing (--shard 1/2 and 2/2 started at once), each with its own V8 helper threads.
+        // What a split with no coordination at all gains on this machine: two whole processes that
+        // share nothing (--shard 1/2 and 2/2 started at once), each with its own V8 helper threads.
         const halves = [1, 2].map((i) => join(dir, `half${i}-${k}`));
         const c = costAtOnce(halves.map((out, i) => ['node', CLI, 'run', ...matrixArgs(quick), '--shard', `${i + 1}/2`, '--json', '--out', out]));
         if (c.wall < best.split.wall) best.split = c;
@@ -101,7 +101,7 @@ export const suiteSection: BenchSection = {
         `ptlab run ${matrixArgs(quick).join(' ')}: whole process, best of ${RUNS}, alternating`,
         `  --jobs 1 ${cost(best[1])}   --jobs 2 ${cost(best[2])}`,
         `  ratio ${ratio.toFixed(2)}x (target >= ${SUITE_TARGETS.jobs2}x${jobsOk ? '' : ', NOT MET'}); at most ${(availableParallelism() / (best[1].cpu / best[1].wall)).toFixed(2)}x on ${availableParallelism()} cores for a serial run this busy`,
-        `  two processes sharing nothing (--shard 1/2 and 2/2 at once) ${cost(best.split)}: ${(best[1].wall / best.split.wall).toFixed(2)}x, the most a split of these cells gains here (--jobs 2 reaches ${(best.split.wall / best[2].wall * 100).toFixed(0)}% of it)`,
+        `  two processes sharing nothing (--shard 1/2 and 2/2 at once) ${cost(best.split)}: ${(best[1].wall / best.split.wall).toFixed(2)}x, what two independent processes gain here (--jobs 2 reaches ${(best.split.wall / best[2].wall * 100).toFixed(0)}% of it)`,
         `ptlab merge of ${SHARDS} shards of that matrix: ${merge.toFixed(2)} s (target < ${SUITE_TARGETS.mergeSeconds} s${mergeOk ? '' : ', NOT MET'}); cp -al of the same trees ${copy.toFixed(2)} s (ratio merge/cp ${(merge / copy).toFixed(2)}x)`,
       ];
       return { lines, ok: !check || (jobsOk && mergeOk) };
