@@ -15,6 +15,7 @@ import { applyKnobs } from '../sim/knobs/knobs.js';
 import type { SimTarget } from '../sim/sim-target.js';
 import { freeLeftovers, HelperPtSuite } from './helper-suite.js';
 import { probedProfile } from './probed-profile.js';
+import { RunModelSlot } from './run-model-slot.js';
 import { TargetUnavailableError, throwIfInterrupted, type RunCpu, type RunNeeds, type SuiteTarget } from './suite-target.js';
 import { runModelOptions, type QemuReach } from './targets.js';
 
@@ -65,8 +66,7 @@ class QemuModelSuite implements SuiteTarget {
   readonly kind = 'qemu';
   readonly rules = 'sim';
   readonly probed = undefined;
-  /** The run's target while a run holds it (disposed by its release, or by the suite's disposal). */
-  private current: RoutingTarget<QemuTarget, SimTarget> | undefined;
+  private readonly held = new RunModelSlot<RoutingTarget<QemuTarget, SimTarget>>();
 
   /** `description`: "qemu:tcg+model" (each run's profile is its own: RunCpu.description). */
   constructor(private readonly t: QemuTarget, readonly description: string) {}
@@ -77,17 +77,16 @@ class QemuModelSuite implements SuiteTarget {
 
   async prepare(run: RunNeeds): Promise<RunCpu> {
     const t = this.t;
-    await this.current?.[Symbol.asyncDispose]();
+    await this.held.clear();
     // The sim's options for the same run (targets.ts createSim), so both write the same bytes.
     const target = await attachModel(t, runModelOptions(run.profile, run.seed, run.knobs, run.settings));
     applyKnobs(target.model, run.knobs, t.cpus);
-    this.current = target;
+    this.held.hold(target);
     const before = new Set(t.moduleBuffers().map((b) => b.base));
     return {
       target, model: target.model, description: target.description,
       release: async () => {
-        await target[Symbol.asyncDispose]();
-        if (this.current === target) this.current = undefined;
+        await this.held.release(target);
         await freeLeftovers(t, before);
       },
     };
@@ -95,11 +94,6 @@ class QemuModelSuite implements SuiteTarget {
 
   /** Stops the run's model first (its runs write into guest RAM), then the VM. */
   async [Symbol.asyncDispose](): Promise<void> {
-    try {
-      await this.current?.[Symbol.asyncDispose]();
-    } finally {
-      this.current = undefined;
-      await this.t.dispose();
-    }
+    await this.held.disposeThen(() => this.t.dispose());
   }
 }

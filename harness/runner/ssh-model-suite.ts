@@ -10,6 +10,7 @@ import type { RoutingTarget } from '../hybrid/routing-target.js';
 import { applyKnobs } from '../sim/knobs/knobs.js';
 import type { SimTarget } from '../sim/sim-target.js';
 import type { SshTarget } from '../ssh/ssh-target.js';
+import { RunModelSlot } from './run-model-slot.js';
 import type { RunCpu, RunNeeds, SuiteTarget } from './suite-target.js';
 import { runModelOptions } from './targets.js';
 
@@ -24,7 +25,7 @@ export class SshModelSuite implements SuiteTarget {
   /** The model is the PT unit, so the sim's applicability rules hold (suite-target.ts). */
   readonly rules = 'sim';
   readonly probed = undefined;
-  private current: RoutingTarget<SshTarget, SimTarget> | undefined;
+  private readonly held = new RunModelSlot<RoutingTarget<SshTarget, SimTarget>>();
 
   constructor(private readonly t: SshTarget) {}
 
@@ -37,31 +38,22 @@ export class SshModelSuite implements SuiteTarget {
   }
 
   async prepare(run: RunNeeds): Promise<RunCpu> {
-    await this.current?.[Symbol.asyncDispose]();
-    this.current = undefined;
+    await this.held.clear();
     const lost = this.t.lost;
     if (lost !== undefined) throw new TargetError('helper-command', 'closed', `${this.t.description}: ${lost}`);
     await this.t.helper.ping({ timeoutMs: PING_TIMEOUT_MS });
     // The sim's options for the same run (targets.ts createSim), so both write the same bytes.
     const target = await attachOwnModel(this.t, { ...runModelOptions(run.profile, run.seed, run.knobs, run.settings), memory: MODEL_RAM });
     applyKnobs(target.model, run.knobs);
-    this.current = target;
+    this.held.hold(target);
     return {
       target, model: target.model, description: target.description,
-      release: async () => {
-        await target[Symbol.asyncDispose]();
-        if (this.current === target) this.current = undefined;
-      },
+      release: () => this.held.release(target),
     };
   }
 
   /** Stops the run's model, then the helper and the connection. */
   async [Symbol.asyncDispose](): Promise<void> {
-    try {
-      await this.current?.[Symbol.asyncDispose]();
-    } finally {
-      this.current = undefined;
-      await this.t.dispose();
-    }
+    await this.held.disposeThen(() => this.t.dispose());
   }
 }
