@@ -99,6 +99,13 @@ module.exports = {
       to: { path: '^harness/replay/' },
     },
     {
+      name: 'crash-below-the-cli-only',
+      comment: 'harness/crash is the crash-point sweep (npm run sweep -- --crash-points): it stands on the runner, the scenarios and the sim, and only the CLI (the sweep entry) imports it.',
+      severity: 'error',
+      from: { path: '^harness/', pathNot: '^harness/(cli|crash)/' },
+      to: { path: '^harness/crash/' },
+    },
+    {
       name: 'report-html-reads-run-directories',
       comment: 'harness/report/html (ptlab report) reads run directories through the report layer and the codecs; run and merge call it, it calls neither them nor a target.',
       severity: 'error',

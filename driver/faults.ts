@@ -33,7 +33,9 @@ export type DriverFault =
   /** PMI handler: GLOBAL_STATUS[55] is acknowledged again although the top half did (a newer PMI's [55] can be lost). */
   | 'double-ack'
   /** Context restore: STATUS.PendPSB of the saved state is cleared before it is loaded (a PSB owed at the save is lost: docs/sdm/output.md §7.4). */
-  | 'drop-pend-psb';
+  | 'drop-pend-psb'
+  /** Release: a run that ends early frees its buffers without clearing TraceEn first (docs/sdm/output.md §9). */
+  | 'free-before-disable';
 
 /** What each fault breaks, in one line (ptlab list, result.json figures). */
 export const DRIVER_FAULTS: Readonly<Record<DriverFault, string>> = {
@@ -50,6 +52,7 @@ export const DRIVER_FAULTS: Readonly<Record<DriverFault, string>> = {
   'ignore-switched-out': 'a ToPA PMI is always handled as the loaded context\'s, never on a switched-out context\'s image',
   'double-ack': 'the PMI handler acknowledges GLOBAL_STATUS[55] although the top half already did',
   'drop-pend-psb': 'the context restore clears PendPSB in the saved STATUS before loading it',
+  'free-before-disable': 'a run that ends early frees its buffers while TraceEn may still be 1',
 };
 
 /** Every fault name. */

@@ -16,6 +16,8 @@ const BASE = IA32_RTIT_OUTPUT_BASE.address, MASK = IA32_RTIT_OUTPUT_MASK_PTRS.ad
 
 /** What the disable sequence read (exact: TraceEn=0, docs/sdm/output.md §2). */
 export interface StopState extends HwPointers {
+  /** IA32_RTIT_CTL read back after the disable: TraceEn=0 (docs/design.md "The invariant"). */
+  readonly ctl: bigint;
   readonly status: bigint;
   readonly stopped: boolean;
   readonly error: boolean;
@@ -66,15 +68,21 @@ export class Programmer {
     this.ctl = ctl;
   }
 
-  /** TraceEn=0 → read STATUS (Error, Stopped) → read OUTPUT_BASE/MASK_PTRS, one round trip. */
+  /**
+   * TraceEn=0 → read CTL back → read STATUS (Error, Stopped) → read OUTPUT_BASE/MASK_PTRS, one round
+   * trip. Throws PtError('bad_state') when CTL still reads TraceEn=1: the run's memory must not be
+   * freed then (docs/design.md "The invariant").
+   */
   async disable(): Promise<StopState> {
-    const [, status, outputBase, maskPtrs] = await this.io.batch([
+    const [, ctl, status, outputBase, maskPtrs] = await this.io.batch([
       wr(CTL, withoutTraceEn(this.ctl), 'disable: TraceEn=0'),
+      rd(CTL, 'disable: read back CTL'),
       rd(STATUS, 'disable: read STATUS'),
       rd(BASE, 'disable: read OUTPUT_BASE'),
       rd(MASK, 'disable: read OUTPUT_MASK_PTRS'),
     ]);
+    if (traceEnOf(ctl!)) throw new PtError('bad_state', `IA32_RTIT_CTL still reads TraceEn=1 (0x${ctl!.toString(16)}) after the disable`);
     const st = IA32_RTIT_STATUS.decode(status!);
-    return { status: status!, outputBase: outputBase!, maskPtrs: maskPtrs!, stopped: st.Stopped, error: st.Error };
+    return { ctl: ctl!, status: status!, outputBase: outputBase!, maskPtrs: maskPtrs!, stopped: st.Stopped, error: st.Error };
   }
 }

@@ -19,6 +19,7 @@ import { Programmer, type StopState } from './program.js';
 import type { TraceRequest } from './request.js';
 import type { Execution, Target, TargetEvent, Workload } from './target.js';
 import { TopaManager } from './topa/manager.js';
+import { describeLeaks, freeOrLeak, type Teardown } from './teardown.js';
 
 /** Options of a trace session. */
 export interface SessionOptions {
@@ -30,6 +31,8 @@ export interface SessionOptions {
   readonly sliceBranches?: number;
   /** Deliberate driver bugs (faults.ts): negative controls of the scenario suite only. */
   readonly faults?: DriverFaults;
+  /** Told what the release did (freed, or leaked because tracing could not be confirmed off). */
+  readonly onTeardown?: (t: Teardown) => void;
 }
 
 /** Everything a run produced. */
@@ -51,6 +54,13 @@ export class TraceSession {
   private readonly switcher: ContextSwitcher | undefined;
   /** The saved state while this context is switched out. */
   private saved: SavedContext | undefined;
+  /**
+   * TraceEn may be 1 because of this session: from the first enable (issued or not: a batch that
+   * threw may have reached the CPU) until a disable read TraceEn=0 back.
+   */
+  private mayTrace = false;
+  /** What `release` did, once it ran. */
+  private teardown: Promise<Teardown> | undefined;
 
   private constructor(
     readonly io: TargetIo,
@@ -59,7 +69,8 @@ export class TraceSession {
     readonly plan: OutputPlan,
     req: TraceRequest,
     meter: TraceOffMeter | undefined,
-    faults: DriverFaults,
+    private readonly faults: DriverFaults,
+    private readonly onTeardown: ((t: Teardown) => void) | undefined,
   ) {
     this.handler = new PmiHandler(io, plan, this.losses, meter, faults);
     const mode = req.switching ?? 'none';
@@ -76,12 +87,13 @@ export class TraceSession {
     const programmer = new Programmer(io, req, faults);
     await programmer.assertIdle();
     const plan = req.output.scheme === 'topa' ? await TopaManager.create(io, req.output) : await SingleRangePlan.create(io, req.output);
-    return new TraceSession(io, probed, programmer, plan, req, o.meter, faults);
+    return new TraceSession(io, probed, programmer, plan, req, o.meter, faults, o.onTeardown);
   }
 
   /** Unmask the LVT PMI entry for ToPA (SDM recipe, docs/sdm/output.md §4.5 step 1), then the enable sequence. */
   async start(): Promise<void> {
     if (this.plan.scheme === 'topa') await this.io.pmiEnable();
+    this.mayTrace = true;
     await this.programmer.enable(this.plan.initial);
   }
 
@@ -158,6 +170,7 @@ export class TraceSession {
   /** The disable sequence, a ToPA PMI still pending settled (PmiHandler.settleAtStop), then collection. */
   async stop(figures: TargetFigures | (() => TargetFigures) = {}): Promise<TraceResult> {
     let final = await this.programmer.disable();
+    this.mayTrace = false; // the disable read TraceEn=0 back
     if (this.plan.scheme === 'topa') {
       const settled = await this.handler.settleAtStop(final.status);
       if (settled) { this.pmis.push(settled.record); final = { ...final, status: settled.status }; }
@@ -167,9 +180,25 @@ export class TraceSession {
     return { ...c, probe: this.probed, pmis: this.pmis, switches: this.switches, final, ...(this.exitCode === undefined ? {} : { exitCode: this.exitCode }) };
   }
 
-  /** Frees the output regions and tables. */
-  async release(): Promise<void> {
-    await this.plan.release();
+  /**
+   * Gives the output regions and tables back, whatever ended the run (docs/design.md "The
+   * invariant"): while TraceEn may be 1 because of this session (the run threw, was aborted, or
+   * never reached `stop`), TraceEn=0 is first written and read back, with a deadline of its own
+   * rather than the run's signal; if that cannot be confirmed, nothing is freed and every buffer is
+   * reported as leaked. Idempotent: a second call returns what the first did.
+   */
+  release(): Promise<Teardown> {
+    this.teardown ??= (async () => {
+      // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
+      const unsafe = this.faults.has('free-before-disable');
+      const cpus = this.mayTrace && !unsafe ? [{ cpu: this.io.cpu, ctl: this.programmer.ctl }] : [];
+      const t = await freeOrLeak(this.io.target, this.plan.buffers(), cpus);
+      if (t.traceOff) this.mayTrace = false;
+      if (t.leaked.length > 0) this.io.note(`teardown: left allocated (${describeLeaks(t.leaked)}): ${t.why ?? ''}`);
+      this.onTeardown?.(t);
+      return t;
+    })();
+    return this.teardown;
   }
 
   /** The output pointers of a saved context (exact: TraceEn=0 after the save). */
@@ -182,7 +211,11 @@ export class TraceSession {
   }
 }
 
-/** A whole run: open, enable, start the workload, handle its events, stop, collect, free. */
+/**
+ * A whole run: open, enable, start the workload, handle its events, stop, collect, free. Whatever
+ * ends it early (a workload fault, a timeout, an abort) still runs the disable sequence before
+ * anything is freed (TraceSession.release; `onTeardown` hears what it did).
+ */
 export async function traceRun(target: Target, workload: Workload, req: TraceRequest, o: SessionOptions & { figures?: () => TargetFigures } = {}): Promise<TraceResult> {
   const s = await TraceSession.open(target, req, o);
   try {

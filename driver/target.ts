@@ -141,13 +141,15 @@ export interface TranscriptLine {
   readonly t_us: number;
   readonly cpu: number;
   readonly op: 'cpuid' | 'rdmsr' | 'wrmsr' | 'pmi' | 'xsaves' | 'xrstors' | 'alloc' | 'free' | 'pmi-enable'
-    | 'start' | 'slice' | 'exit' | 'fault' | 'end' | 'topa' | 'write' | 'note';
+    | 'start' | 'slice' | 'exit' | 'fault' | 'end' | 'topa' | 'write' | 'note' | 'corrupt';
   readonly msr?: string;
   readonly value?: string;
   readonly result?: string;
   readonly fault?: string;
-  /** `topa`: the table's physical base; `write`: the address written. */
+  /** `topa`: the table's physical base; `write`: the address written; `corrupt`: the address PT reached. */
   readonly addr?: string;
+  /** `corrupt`: how many bytes PT reached at `addr`. */
+  readonly length?: number;
   /** `topa`: the entry's index in its table. */
   readonly index?: number;
   /** `topa`: the entry decoded ("output 0x… 4K INT STOP", "END → 0x…"). */

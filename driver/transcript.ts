@@ -32,6 +32,9 @@ export class RecordingTarget implements Target {
   private readonly tables = new Map<bigint, bigint[]>();
   /** Executions started so far (the next one's `exec` number). */
   private executions = 0;
+  /** Target calls in progress: a line observed meanwhile waits for the call's own lines. */
+  private inFlight = 0;
+  private readonly observed: [number, Op, Fields][] = [];
 
   constructor(readonly inner: Target, private readonly clock: () => number = () => performance.now() * 1000) {
     this.t0 = clock();
@@ -50,17 +53,38 @@ export class RecordingTarget implements Target {
     this.roundTripOf.push(rt);
   }
 
+  /**
+   * A line about something the target itself did (the model's memory oracle: a `corrupt` line),
+   * not a call of the driver's. During a call it follows that call's own lines.
+   */
+  observe(cpu: number, op: Op, f: Fields): void {
+    if (this.inFlight > 0) this.observed.push([cpu, op, f]);
+    else this.record(cpu, op, f);
+  }
+
+  /** Runs one target call with observed lines held back until `done` recorded the call's lines. */
+  private async inCall<T>(run: () => Promise<T>): Promise<T> {
+    this.inFlight++;
+    try {
+      return await run();
+    } finally {
+      if (--this.inFlight === 0) for (const [cpu, op, f] of this.observed.splice(0)) this.record(cpu, op, f);
+    }
+  }
+
   /** Forwards one call, recording it (or its fault) afterwards. */
   private async call<T>(cpu: number, op: Op, f: Fields, run: () => Promise<T>, result?: (v: T) => Fields): Promise<T> {
     this.roundTrips++;
-    try {
-      const v = await run();
-      this.record(cpu, op, { ...f, ...(result ? result(v) : {}) });
-      return v;
-    } catch (e) {
-      this.record(cpu, op, { ...f, fault: e instanceof CpuFaultError ? describeFault(e.fault) : String((e as Error).message ?? e) });
-      throw e;
-    }
+    return this.inCall(async () => {
+      try {
+        const v = await run();
+        this.record(cpu, op, { ...f, ...(result ? result(v) : {}) });
+        return v;
+      } catch (e) {
+        this.record(cpu, op, { ...f, fault: e instanceof CpuFaultError ? describeFault(e.fault) : String((e as Error).message ?? e) });
+        throw e;
+      }
+    });
   }
 
   cpuid(leaf: number, subleaf: number, cpu = 0, opts?: CallOpts): Promise<CpuidRegs> {
@@ -79,12 +103,14 @@ export class RecordingTarget implements Target {
   async msrBatch(cpu: number, ops: readonly MsrOp[], opts?: CallOpts): Promise<MsrResult[]> {
     this.roundTrips++;
     const rt = this.roundTrips - 1;
-    const res = await this.inner.msrBatch(cpu, ops, opts);
-    for (const [i, r] of res.entries()) {
-      const f: Fields = r.op === 'wrmsr' ? { msr: hex(r.msr), value: hex(opValue(ops, i)) } : { msr: hex(r.msr) };
-      this.record(cpu, r.op, r.ok ? (r.op === 'rdmsr' ? { ...f, result: hex(r.value) } : f) : { ...f, fault: describeFault(r.fault) }, rt);
-    }
-    return res;
+    return this.inCall(async () => {
+      const res = await this.inner.msrBatch(cpu, ops, opts);
+      for (const [i, r] of res.entries()) {
+        const f: Fields = r.op === 'wrmsr' ? { msr: hex(r.msr), value: hex(opValue(ops, i)) } : { msr: hex(r.msr) };
+        this.record(cpu, r.op, r.ok ? (r.op === 'rdmsr' ? { ...f, result: hex(r.value) } : f) : { ...f, fault: describeFault(r.fault) }, rt);
+      }
+      return res;
+    });
   }
 
   /** A driver decision, as a `note` line (no target call). */

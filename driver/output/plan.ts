@@ -2,6 +2,7 @@
 // output scheme (single range or a ToPA policy): the first pointers, the
 // bookkeeping of what the CPU wrote, and the refill at a PMI.
 import type { ChunkList } from '../collect/chunks.js';
+import type { OwnedBuffer } from '../teardown.js';
 
 /** OUTPUT_BASE and OUTPUT_MASK_PTRS as read once TraceEn=0 (docs/sdm/output.md §2, §8). */
 export interface HwPointers {
@@ -57,6 +58,9 @@ export interface OutputPlan {
    * INT regions filled so far count as serviced, so the PMI is not due again (absent: no INT regions).
    */
   unrefilled?(): void;
-  /** Frees every region and table, after collection. */
-  release(): Promise<void>;
+  /**
+   * Every region and table the plan allocated, for the session to give back once tracing is
+   * confirmed off (TraceSession.release: docs/design.md "The invariant").
+   */
+  buffers(): readonly OwnedBuffer[];
 }

@@ -8,6 +8,7 @@ import { decodeSingleRange, encodeSingleRange } from '../hw/output-pointers.js';
 import type { TargetIo } from '../io.js';
 import type { SingleRangeRequest } from '../request.js';
 import type { PhysRegion } from '../target.js';
+import type { OwnedBuffer } from '../teardown.js';
 import type { HwPointers, OutputPlan, PointerInfo, PointerUpdate } from './plan.js';
 
 /** The single-range output plan. */
@@ -69,7 +70,7 @@ export class SingleRangePlan implements OutputPlan {
     losses.add(0, written === undefined ? null : written - all.length, 'wrap');
   }
 
-  async release(): Promise<void> {
-    await this.io.free(this.region);
+  buffers(): readonly OwnedBuffer[] {
+    return [{ region: this.region, role: 'single-range output' }];
   }
 }

@@ -11,6 +11,7 @@ import type { TopaRequest } from '../request.js';
 import type { PhysRegion } from '../target.js';
 import { policyFor, type PolicyImpl } from './policies.js';
 import { TopaTable } from './table.js';
+import type { OwnedBuffer } from '../teardown.js';
 
 /** One visit of the CPU to an output region: table, slot and region, in write order. */
 export interface Placement {
@@ -38,17 +39,25 @@ export class TopaManager implements OutputPlan {
   cursor: Position = { p: 0, off: 0 };
   /** Placements before this one hold no INT region still waiting for its PMI's refill. */
   private serviced = 0;
-  private readonly owned: PhysRegion[] = [];
+  private readonly owned: OwnedBuffer[] = [];
   private readonly policy: PolicyImpl;
 
   private constructor(readonly io: TargetIo, readonly req: TopaRequest) {
     this.policy = policyFor(req.policy);
   }
 
-  /** Allocates and writes the first table(s) of `req`'s policy. */
+  /**
+   * Allocates and writes the first table(s) of `req`'s policy. If that fails part-way, what was
+   * allocated is freed again before the error goes on: tracing has not been enabled on it.
+   */
   static async create(io: TargetIo, req: TopaRequest): Promise<TopaManager> {
     const m = new TopaManager(io, req);
-    await m.policy.init(m);
+    try {
+      await m.policy.init(m);
+    } catch (e) {
+      for (const b of m.owned.splice(0)) await io.free(b.region).catch(() => undefined);
+      throw e;
+    }
     return m;
   }
 
@@ -67,7 +76,7 @@ export class TopaManager implements OutputPlan {
   /** A new, empty table page (4 KiB aligned). */
   async newTable(): Promise<TopaTable> {
     const page = await this.io.alloc(TABLE_PAGE, TABLE_PAGE);
-    this.owned.push(page);
+    this.owned.push({ region: page, role: 'ToPA table' });
     const t = new TopaTable(page, this.capacity);
     this.tables.push(t);
     return t;
@@ -76,7 +85,7 @@ export class TopaManager implements OutputPlan {
   /** A new output region, aligned to its size (docs/sdm/output.md §4.7 rule 2b). */
   async newRegion(): Promise<PhysRegion> {
     const r = await this.io.alloc(this.req.regionSize, this.req.regionSize);
-    this.owned.push(r);
+    this.owned.push({ region: r, role: 'output region' });
     return r;
   }
 
@@ -169,7 +178,7 @@ export class TopaManager implements OutputPlan {
     this.cursor = { p: this.cursor.p + 1, off: 0 };
   }
 
-  async release(): Promise<void> {
-    for (const r of this.owned.splice(0)) await this.io.free(r);
+  buffers(): readonly OwnedBuffer[] {
+    return this.owned;
   }
 }

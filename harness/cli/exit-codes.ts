@@ -5,7 +5,7 @@
 export const EXIT = {
   /** Everything asked for was done, and nothing failed. */
   ok: 0,
-  /** run: a verdict failed. dump/flow: the input had decode errors (unless --tolerate-errors). doctor: no real-PT run is possible here. */
+  /** run: a verdict failed (fail or corrupt). dump/flow: the input had decode errors (unless --tolerate-errors). doctor: no real-PT run is possible here. */
   failed: 1,
   /** The command line is wrong, or names an input that cannot be read (nothing was run or written). */
   usage: 2,
@@ -31,7 +31,7 @@ export type StopSignal = keyof typeof STOP_SIGNALS;
 export const EXIT_TABLE = [
   'exit status:',
   `  ${EXIT.ok}    success`,
-  `  ${EXIT.failed}    a verdict failed (run, merge, seq), the runs differ (diff), a replayed result differs (replay), decode errors (dump, flow), no real PT here (doctor)`,
+  `  ${EXIT.failed}    a verdict failed: fail or corrupt (run, merge, seq), the runs differ (diff), a replayed result differs (replay), decode errors (dump, flow), no real PT here (doctor)`,
   `  ${EXIT.usage}    usage error, or an input file that cannot be read or is not valid (seq), a run that cannot be replayed (replay): nothing was run`,
   `  ${EXIT.unavailable}    environment or target unavailable (no QEMU, no image, no PT, SSH failed; run --hosts: every machine)`,
   `  ${EXIT.incomplete}    incomplete: the target died or kept failing, a file could not be written, or (merge) a shard was incomplete, or (run --hosts) some machine was unavailable or died`,

@@ -1,11 +1,11 @@
 // The progress of `ptlab run` on stderr (docs/sharding.md "Progress"). On a terminal: one live
-// line, redrawn in place after every run, with the runs done of the total, the failures so far
-// and the time left; the line of a failed or errored run (and in a sweep, a seed's line) is kept
-// above it. Not on a terminal (CI logs, pipes): plain lines, bounded whatever the suite's size —
-// the first run, then one line each twentieth of the runs or every 30 s (whichever comes first),
-// the last run, every failed or errored run, and in a sweep a seed's line in place of the
-// run's when the seed that ends is due.
-import type { ResultJson } from '../report/result.js';
+// line, redrawn in place after every run, with the runs done of the total, the failures (and
+// corrupt runs, and errors) so far and the time left; the line of a failed, corrupt or errored
+// run (and in a sweep, a seed's line) is kept above it. Not on a terminal (CI logs, pipes): plain
+// lines, bounded whatever the suite's size — the first run, then one line each twentieth of the
+// runs or every 30 s (whichever comes first), the last run, every failed, corrupt or errored run,
+// and in a sweep a seed's line in place of the run's when the seed that ends is due.
+import { isBad, type ResultJson } from '../report/result.js';
 import { progressLine, runLabel } from '../report/summary.js';
 
 /** Where progress goes: whole lines, and on a terminal the live line (`status`, '' clears it). */
@@ -38,22 +38,28 @@ export function duration(ms: number): string {
 export function suiteProgress(out: ProgressOut, opts: { sweep: boolean; now?: () => number }): SuiteProgress {
   const now = opts.now ?? (() => performance.now());
   const { sweep } = opts;
-  let failed = 0, errors = 0, runMs = 0, lastLine = now(), sinceLine = 0;
-  let seedRuns = 0, seedFailed = 0, seedMs = 0;
+  let failed = 0, corrupt = 0, errors = 0, runMs = 0, lastLine = now(), sinceLine = 0;
+  let seedRuns = 0, seedFailed = 0, seedCorrupt = 0, seedMs = 0;
+  /** ", N corrupt" when there is any: a corrupt run is counted apart from the failed ones. */
+  const corruptText = (k: number): string => (k ? `, ${k} corrupt` : '');
   return (r, i, n, ms, seedDone) => {
     runMs += ms; sinceLine++; seedRuns++; seedMs += ms;
     if (r.verdict === 'fail') { failed++; seedFailed++; }
+    if (r.verdict === 'corrupt') { corrupt++; seedCorrupt++; }
     if (r.verdict === 'error') errors++;
     const left = i < n ? `, ETA ${duration((runMs / i) * (n - i))}` : '';
     const errs = errors ? `, ${errors} error${errors === 1 ? '' : 's'}` : '';
-    const status = `[${String(i).padStart(String(n).length)}/${n}, ${failed} failed${errs}${left}] ${runLabel(r, ms, sweep)}`;
+    const status = `[${String(i).padStart(String(n).length)}/${n}, ${failed} failed${corruptText(corrupt)}${errs}${left}] ${runLabel(r, ms, sweep)}`;
     const timeDue = now() - lastLine >= PLAIN_EVERY_MS;
     const due = sinceLine >= Math.max(1, Math.ceil(n / PLAIN_LINES)) || timeDue || i === n;
     const kept: string[] = [];
-    if (r.verdict === 'fail' || r.verdict === 'error') kept.push(progressLine(r, i, n, ms, sweep));
+    if (isBad(r.verdict)) kept.push(progressLine(r, i, n, ms, sweep));
     const seedLine = sweep && seedDone && due;
-    if (seedLine) kept.push(`seed ${r.seed}: ${seedRuns} runs, ${seedFailed} failed, ${(seedMs / 1000).toFixed(1)} s (${i}/${n} runs made, ${failed} failed so far${left})`);
-    if (seedDone) { seedRuns = 0; seedFailed = 0; seedMs = 0; }
+    if (seedLine) {
+      kept.push(`seed ${r.seed}: ${seedRuns} runs, ${seedFailed} failed${corruptText(seedCorrupt)}, ${(seedMs / 1000).toFixed(1)} s ` +
+        `(${i}/${n} runs made, ${failed} failed${corruptText(corrupt)} so far${left})`);
+    }
+    if (seedDone) { seedRuns = 0; seedFailed = 0; seedCorrupt = 0; seedMs = 0; }
     if (out.status) {
       if (kept.length) out.status('');
       for (const l of kept) out.line(l);

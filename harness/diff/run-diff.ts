@@ -1,5 +1,5 @@
 // `ptlab diff A B`: two run directories compared section by section — verdict and expectations,
-// transcript (addresses by role, no timestamps), packets (timing left out unless asked), flow, and
+// the memory oracle's events and the leaked buffers (result.json `corrupt`, `leaked`), transcript (addresses by role, no timestamps), packets (timing left out unless asked), flow, and
 // the loss ledger — each with its first divergence and the lines around it (issue 11 item 4).
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import { streamPackets } from './packets.js';
 import { gpRuleOf, normalTranscript } from './transcript.js';
 
 /** What a section compares. */
-export type DiffSection = 'verdict' | 'expectations' | 'transcript' | 'packets' | 'flow' | 'losses';
+export type DiffSection = 'verdict' | 'expectations' | 'memory' | 'transcript' | 'packets' | 'flow' | 'losses';
 
 /** One section's outcome: equal or different (with the first divergence); a file only one side has differs. */
 export interface SectionDiff {
@@ -81,7 +81,22 @@ function compareLists(section: DiffSection, what: string, a: readonly string[], 
   };
 }
 
-interface ResultFile { verdict?: string; reason?: string; expectations?: { name: string; ok: boolean; detail?: string }[] }
+interface ResultFile {
+  verdict?: string; reason?: string; expectations?: { name: string; ok: boolean; detail?: string }[];
+  corrupt?: { kind?: string; cpu?: number; length?: number }[]; leaked?: { size?: number; role?: string }[];
+}
+
+/**
+ * A result's corrupt events and leaked buffers, one item each. Addresses are left out (two
+ * allocators place buffers apart): the transcript section compares the `corrupt` lines with
+ * their addresses by buffer role.
+ */
+function memoryItems(j: ResultFile): string[] {
+  return [
+    ...(j.corrupt ?? []).map((c) => `corrupt ${c.kind ?? '?'} on cpu ${c.cpu ?? '?'}: ${c.length ?? '?'} bytes`),
+    ...(j.leaked ?? []).map((l) => `leaked ${l.role ?? '?'}: ${l.size ?? '?'} bytes`),
+  ];
+}
 
 async function results(a: string, b: string): Promise<SectionDiff[]> {
   const ra = await readOptional(a, RUN_FILES.result), rb = await readOptional(b, RUN_FILES.result);
@@ -91,7 +106,8 @@ async function results(a: string, b: string): Promise<SectionDiff[]> {
     ? { section: 'verdict', status: 'equal', detail: `${ja.verdict} on both` }
     : { section: 'verdict', status: 'differ', detail: `${ja.verdict}${ja.reason ? ` (${ja.reason})` : ''} / ${jb.verdict}${jb.reason ? ` (${jb.reason})` : ''}` };
   const exp = (j: ResultFile): string[] => (j.expectations ?? []).map((e) => `${e.ok ? 'ok' : 'FAILED'}: ${e.name}`);
-  return [verdict, compareLists('expectations', 'expectations', exp(ja), exp(jb))];
+  return [verdict, compareLists('expectations', 'expectations', exp(ja), exp(jb)),
+    compareLists('memory', 'corrupt events and leaked buffers', memoryItems(ja), memoryItems(jb), undefined, 'item')];
 }
 
 async function transcripts(a: string, b: string): Promise<SectionDiff> {

@@ -2,8 +2,8 @@
 // dropped, and every physical address inside a buffer the run allocated written as the buffer's
 // role (its allocation order) plus an offset, so two runs whose allocator placed the same buffers
 // at other addresses read the same (issue 11 items 3 and 4). Only the places that hold physical
-// addresses are rewritten: allocations, frees, ToPA entries, writes, IA32_RTIT_OUTPUT_BASE and its
-// XSAVE slot, and fault texts. A workload's instruction addresses elsewhere (ADDRn_A/B) stay as
+// addresses are rewritten: allocations, frees, ToPA entries, writes, the memory oracle's `corrupt`
+// lines, IA32_RTIT_OUTPUT_BASE and its XSAVE slot, and fault texts. A workload's instruction addresses elsewhere (ADDRn_A/B) stay as
 // they are, even when one happens to fall inside a buffer.
 
 /** One transcript line without seq and t_us, addresses as `@bufN+0xOFF`; `at` is its line number (1-based). */
@@ -62,7 +62,7 @@ export const OUTPUT_BASE_MSR = '0x560';
 const OUTPUT_BASE_NAME = 'IA32_RTIT_OUTPUT_BASE';
 
 /** Ops whose every hex string is a physical address or an entry made of one. */
-const MEMORY_OPS = new Set(['alloc', 'free', 'topa', 'write']);
+const MEMORY_OPS = new Set(['alloc', 'free', 'topa', 'write', 'corrupt']);
 
 /** The 8-byte words of `data` (hex) with those that point into a buffer (a ToPA entry's base) named by role. */
 function wordsOf(data: string, roles: BufferRoles): string {

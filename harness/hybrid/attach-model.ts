@@ -81,5 +81,5 @@ export async function attachModel<G extends ModelHost>(guest: G, opts: AttachMod
   const o = modelOptions(guest, opts);
   const phys = new BorrowedMemory(new GuestRamSync(guest.guestRamView()));
   const model = await SimTarget.create({ ...o, cpus: guest.cpus, phys, label: 'model' }, opts);
-  return new RoutingTarget({ guest, model, owns: { guest: opts.ownsGuest ?? false, model: true } });
+  return new RoutingTarget({ guest, model, owns: { guest: opts.ownsGuest ?? false, model: true }, beforeFree: (r) => model.checkFree(r) });
 }

@@ -3,6 +3,7 @@
 // owner's, reached through the guest side of the routing target (routing-target.ts), never here.
 import { AllocationError, PtError } from '../../driver/base/errors.js';
 import type { PhysRegion, ReadOpts } from '../../driver/target.js';
+import type { OwnedMemory } from '../sim/memory-oracle.js';
 import type { SyncPhysMemory } from '../sim/output/sync-phys.js';
 import type { SimPhysMemory } from '../sim/sim-target.js';
 
@@ -14,7 +15,12 @@ export class BorrowedMemory implements SimPhysMemory {
   readonly maxContiguous = 0;
   readonly allocatedBytes = 0;
 
-  constructor(private readonly mem: SyncPhysMemory) {}
+  constructor(private readonly mem: SyncPhysMemory & OwnedMemory) {}
+
+  /** The owner's buffers (the guest module's) are the driver's memory. */
+  owns(addr: bigint, length: number): boolean {
+    return this.mem.owns(addr, length);
+  }
 
   readNow(addr: bigint, length: number, into?: Uint8Array): Uint8Array {
     return this.mem.readNow(addr, length, into);

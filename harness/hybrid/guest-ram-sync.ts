@@ -31,6 +31,12 @@ export class GuestRamSync implements SyncPhysMemory {
     view.file.write(off, data);
   }
 
+  /** True when [addr, addr+length) lies in one module buffer (the driver's memory: the memory oracle). */
+  owns(addr: bigint, length: number): boolean {
+    const view = this.view;
+    return view !== undefined && Number.isSafeInteger(length) && length >= 0 && view.isModuleBuffer(addr, length);
+  }
+
   /** Stops using the file; later accesses fail with bad_address. Idempotent. */
   close(): void {
     this.view = undefined;

@@ -14,7 +14,7 @@ import { PtError, throwIfAborted } from '../../driver/base/errors.js';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import { X2APIC_LVT_PMI_MSR } from '../../driver/hw/lvt.js';
 import { IA32_PERF_GLOBAL_STATUS, IA32_PERF_GLOBAL_STATUS_RESET, IA32_PERF_GLOBAL_STATUS_SET, IA32_XSS, RTIT_MSRS } from '../../driver/hw/msrs.js';
-import type { CallOpts, Execution, MsrOp, MsrResult, PhysMemory, StartOpts, Target, Workload } from '../../driver/target.js';
+import type { CallOpts, Execution, MsrOp, MsrResult, PhysMemory, PhysRegion, StartOpts, Target, Workload } from '../../driver/target.js';
 
 /** The MSRs of the PT unit, which the model owns. */
 const MODEL_MSRS: ReadonlySet<number> = new Set([
@@ -69,6 +69,11 @@ export interface RoutingParts<G extends Target, M extends Target> {
   readonly owns: RoutingOwnership;
   /** Whose physical memory the run uses (alloc, free, read, write). Default 'guest'. */
   readonly memory?: Owner;
+  /**
+   * Told of every free before it reaches the memory's owner: the model's memory oracle, which must
+   * see a free of guest memory its PT unit may still write (SimTarget.checkFree).
+   */
+  readonly beforeFree?: (region: PhysRegion) => void;
 }
 
 /** A Target whose PT unit is `model` and whose everything else is `guest` (see the file comment). */
@@ -90,7 +95,7 @@ export class RoutingTarget<G extends Target = Target, M extends Target = Target>
     this.phys = {
       get maxContiguous(): number { return mem.phys.maxContiguous; },
       alloc: async (size, align, opts) => { this.enter(opts); return mem.phys.alloc(size, align, opts); },
-      free: async (region, opts) => { this.enter(opts); return mem.phys.free(region, opts); },
+      free: async (region, opts) => { this.enter(opts); parts.beforeFree?.(region); return mem.phys.free(region, opts); },
       read: async (addr, length, opts) => { this.enter(opts); return mem.phys.read(addr, length, opts); },
       write: async (addr, data, opts) => { this.enter(opts); return mem.phys.write(addr, data, opts); },
     };

@@ -8,6 +8,11 @@ import { GeneralProtectionError } from '../../driver/hw/cpu-fault.js';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import type { CallOpts, Execution, MsrOp, MsrResult, PhysMemory, PhysRegion, ReadOpts, StartOpts, Target, Workload } from '../../driver/target.js';
 import { readDestination } from '../../driver/read-into.js';
+import { describeLeaks, freeOrLeak } from '../../driver/teardown.js';
+import { TraceEnWatch } from '../../driver/trace-watch.js';
+import { CpuFaultError } from '../../driver/hw/cpu-fault.js';
+import { IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
+import type { TimedOpts } from './deadline.js';
 import { HelperError, StateError } from './errors.js';
 import { HELPER_MAX_BATCH, HELPER_MAX_BUFREAD, type HelperChannel } from './helper-chan.js';
 import { HelperExecution } from './helper-execution.js';
@@ -43,6 +48,10 @@ export abstract class HelperTarget implements Target {
   private nextImage = 1;
   /** CPUs with a workload running (one at a time per CPU). */
   private readonly busy = new Set<number>();
+  /** The CPUs this target may have left tracing: its own CTL writes, XRSTORS and XSAVES (driver/trace-watch.ts). */
+  protected readonly watch = new TraceEnWatch();
+  /** Calls on their way to the helper: a dispose waits for them before it reads `watch`. */
+  private readonly inFlight = new Set<Promise<unknown>>();
   readonly phys: PhysMemory;
 
   protected constructor(readonly helper: HelperChannel, protected readonly pmiClearsTraceEn = false) {
@@ -81,17 +90,51 @@ export abstract class HelperTarget implements Target {
 
   async rdmsr(cpu: number, msr: number, opts?: CallOpts): Promise<bigint> {
     this.enter('rdmsr', opts);
-    return this.helper.rdmsr(cpu, msr, opts);
+    const v = await this.helper.rdmsr(cpu, msr, opts);
+    if (msr === IA32_RTIT_CTL.address) this.watch.ctlRead(cpu, v);
+    return v;
   }
 
   async wrmsr(cpu: number, msr: number, value: bigint, opts?: CallOpts): Promise<void> {
     this.enter('wrmsr', opts);
-    await this.helper.wrmsr(cpu, msr, value, opts);
+    return this.tracked(this.wrmsrWatched(cpu, msr, value, opts));
+  }
+
+  private async wrmsrWatched(cpu: number, msr: number, value: bigint, opts?: CallOpts): Promise<void> {
+    try {
+      await this.helper.wrmsr(cpu, msr, value, opts);
+    } catch (e) {
+      if (msr === IA32_RTIT_CTL.address) this.watch.ctlWrite(cpu, value, e instanceof CpuFaultError ? 'faulted' : 'unknown');
+      throw e;
+    }
+    if (msr === IA32_RTIT_CTL.address) this.watch.ctlWrite(cpu, value, 'done');
   }
 
   /** One round trip per HELPER_MAX_BATCH ops (one IPI each in the guest); stops at the first #GP. */
   async msrBatch(cpu: number, ops: readonly MsrOp[], opts?: CallOpts): Promise<MsrResult[]> {
     this.enter('msrBatch', opts);
+    return this.tracked(this.batchWatched(cpu, ops, opts));
+  }
+
+  private async batchWatched(cpu: number, ops: readonly MsrOp[], opts?: TimedOpts): Promise<MsrResult[]> {
+    let out: MsrResult[] | undefined;
+    try {
+      out = await this.batchChunks(cpu, ops, opts);
+      return out;
+    } finally {
+      this.watch.batch(cpu, ops, out);
+    }
+  }
+
+  /** `p`, counted in `inFlight` until it settles. */
+  private tracked<T>(p: Promise<T>): Promise<T> {
+    this.inFlight.add(p);
+    const done = (): void => { this.inFlight.delete(p); };
+    p.then(done, done);
+    return p;
+  }
+
+  private async batchChunks(cpu: number, ops: readonly MsrOp[], opts?: TimedOpts): Promise<MsrResult[]> {
     const out: MsrResult[] = [];
     for (let i = 0; i < ops.length; i += HELPER_MAX_BATCH) {
       const chunk = ops.slice(i, i + HELPER_MAX_BATCH);
@@ -120,12 +163,24 @@ export abstract class HelperTarget implements Target {
 
   async xsaves(cpu: number, rfbm: bigint, opts?: CallOpts): Promise<Uint8Array> {
     this.enter('xsaves', opts);
-    return this.helper.xsaves(cpu, rfbm, opts).catch((e: unknown) => { throw xsaveError(e, 'xsaves', rfbm); });
+    const area = await this.helper.xsaves(cpu, rfbm, opts).catch((e: unknown) => { throw xsaveError(e, 'xsaves', rfbm); });
+    this.watch.xsaves(cpu, 'done');
+    return area;
   }
 
   async xrstors(cpu: number, area: Uint8Array, rfbm: bigint, opts?: CallOpts): Promise<void> {
     this.enter('xrstors', opts);
-    await this.helper.xrstors(cpu, area, rfbm, opts).catch((e: unknown) => { throw xsaveError(e, 'xrstors', rfbm); });
+    return this.tracked(this.xrstorsWatched(cpu, area, rfbm, opts));
+  }
+
+  private async xrstorsWatched(cpu: number, area: Uint8Array, rfbm: bigint, opts?: CallOpts): Promise<void> {
+    try {
+      await this.helper.xrstors(cpu, area, rfbm, opts).catch((e: unknown) => { throw xsaveError(e, 'xrstors', rfbm); });
+    } catch (e) {
+      this.watch.xrstors(cpu, area, e instanceof CpuFaultError ? 'faulted' : 'unknown');
+      throw e;
+    }
+    this.watch.xrstors(cpu, area, 'done');
   }
 
   /** CPUID-only PT probe (never MSR reads: docs/qemu.md §5). */
@@ -191,7 +246,14 @@ export abstract class HelperTarget implements Target {
     this.enter('free', opts);
     const buf = this.buffers.get(region.base);
     if (buf === undefined) throw new PtError('bad_address', `0x${region.base.toString(16)} is not the base of a buffer of ${this.description}`);
-    await this.helper.free(buf.id, opts);
+    try {
+      await this.helper.free(buf.id, opts);
+    } catch (e) {
+      if (!(e instanceof HelperError && e.helperCode === 'noent')) throw e;
+      // The module no longer has it: an earlier free whose answer was lost did free it.
+      this.buffers.delete(region.base);
+      throw new PtError('bad_address', `buffer ${buf.id} at 0x${region.base.toString(16)} is no longer a buffer of the module of ${this.description}`);
+    }
     this.buffers.delete(region.base);
   }
 
@@ -218,10 +280,26 @@ export abstract class HelperTarget implements Target {
     }
   }
 
-  /** Frees every module buffer this target allocated (best effort; used by dispose). */
-  protected async freeBuffers(): Promise<void> {
-    for (const buf of this.buffers.values()) await this.helper.free(buf.id, { timeoutMs: 2000 }).catch(() => undefined);
+  /**
+   * Gives every module buffer back before the connection goes (dispose; docs/design.md "The
+   * invariant"): no new call is taken (the state is `disposing`), the calls already on their way
+   * are waited for, then TraceEn=0 is written and read back on every CPU this target may have
+   * left tracing, then each buffer is freed. When a CPU cannot be confirmed off, no buffer is freed
+   * — PT may still write them — and what was left allocated is returned in words (undefined when
+   * everything went back).
+   */
+  protected async releaseBuffers(timeoutMs = 5000): Promise<string | undefined> {
+    this.stateNow = 'disposing';
+    await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    const buffers = [...this.buffers.values()].map((b) => ({ region: { base: b.base, size: b.blockSize }, role: 'module buffer' }));
+    const timed = { timeoutMs };
+    const raw = {
+      msrBatch: (cpu: number, ops: readonly MsrOp[]) => this.batchWatched(cpu, ops, timed),
+      phys: { free: async (r: PhysRegion) => { const b = this.buffers.get(r.base); if (b) await this.helper.free(b.id, timed); } },
+    };
+    const t = await freeOrLeak(raw, buffers, this.watch.tracing(), timeoutMs);
     this.buffers.clear();
+    return t.leaked.length === 0 ? undefined : `${this.description}: left ${describeLeaks(t.leaked)} allocated in the module: ${t.why ?? ''}`;
   }
 
   abstract [Symbol.asyncDispose](): Promise<void>;

@@ -23,9 +23,12 @@ export interface Step { readonly from: number; readonly to: number }
 /** The step that starts at line `i`: consecutive `topa` lines of one table with rising indices are one write. */
 export function stepAt(lines: readonly RecordedLine[], i: number): Step {
   const l = lines[i]!;
-  if (l.op !== 'topa') return { from: i, to: i + 1 };
   let j = i + 1;
-  while (j < lines.length && lines[j]!.op === 'topa' && lines[j]!.addr === l.addr && Number(lines[j]!.index) > Number(lines[j - 1]!.index)) j++;
+  if (l.op === 'topa') {
+    while (j < lines.length && lines[j]!.op === 'topa' && lines[j]!.addr === l.addr && Number(lines[j]!.index) > Number(lines[j - 1]!.index)) j++;
+  }
+  // What the model's memory oracle saw during the call is part of its outcome (docs/transcript.md `corrupt`).
+  while (j < lines.length && lines[j]!.op === 'corrupt') j++;
   return { from: i, to: j };
 }
 
@@ -113,6 +116,7 @@ export class StepIssuer implements AsyncDisposable {
       case 'xrstors': return quiet(t.xrstors(cpu, this.area(l, at), big(l.value, 'RFBM', at)));
       case 'pmi-enable': return quiet(t.pmiEnable(cpu));
       case 'note': t.note(cpu, String(l.value)); return;
+      case 'corrupt': return; // the model reports it; nothing to issue
       case 'start': return this.start(l, cpu, at);
       case 'end': return this.end(int(l.exec, 'exec', at));
       default:

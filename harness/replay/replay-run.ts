@@ -3,6 +3,8 @@
 // scenario would (the scenario's model settings on a model), then the transcript is issued on it.
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CustodyTarget } from '../../driver/custody.js';
+import { describeLeaks } from '../../driver/teardown.js';
 import { RUN_FILES } from '../report/run-dir.js';
 import type { SuiteTarget } from '../runner/suite-target.js';
 import { findScenario } from '../scenarios/index.js';
@@ -37,6 +39,10 @@ export interface ReplayReport {
   readonly equalLines: number;
   readonly equal: boolean;
   readonly divergence?: Divergence;
+  /** The model's memory-oracle events during the replay (docs/design.md "The memory oracle"); absent when none. */
+  readonly corrupt?: readonly string[];
+  /** What the replay left allocated because tracing could not be confirmed off at its end; absent when nothing. */
+  readonly leaked?: string;
 }
 
 interface RecordedResult { scenario?: unknown; profile?: unknown; seed?: unknown }
@@ -66,16 +72,25 @@ export async function replayRunDir(dir: string, on: SuiteTarget, o: ReplayRunOpt
   const knobs = o.knobs ?? [];
   const profile = on.probed ?? getProfile(o.profile ?? result.profile);
   const cpu = await on.prepare({ profile, seed: result.seed, knobs, settings: settingsOf(result.scenario) });
-  let outcome;
+  // Whatever stops the replay (a divergence, a signal), what it holds goes back under docs/design.md "The invariant".
+  const custody = new CustodyTarget(cpu.target);
+  let outcome, settled;
   try {
-    outcome = await replayTranscript(lines, cpu.target, o.signal);
+    try {
+      outcome = await replayTranscript(lines, custody, o.signal);
+    } finally {
+      settled = await custody.settle();
+    }
   } finally {
     await cpu.release();
   }
+  const corrupt = cpu.model?.oracle.events.map((e) => `${e.kind} on CPU ${e.cpu}: ${e.detail}`) ?? [];
   const report: ReplayReport = {
     run: dir, scenario: result.scenario, profile: profile.name, seed: result.seed, target: cpu.description, knobs,
     lines: outcome.lines, equalLines: outcome.equalLines, equal: outcome.divergence === undefined,
     ...(outcome.divergence ? { divergence: outcome.divergence } : {}),
+    ...(corrupt.length ? { corrupt } : {}),
+    ...(settled.leaked.length ? { leaked: `${describeLeaks(settled.leaked)}: ${settled.why ?? ''}` } : {}),
   };
   if (o.out !== undefined) {
     await mkdir(o.out, { recursive: true });

@@ -1,9 +1,10 @@
 // The suite's junit.xml (docs/design.md "The run directory"), one file at the root of --out: one
-// testsuite per run with one testcase per expectation (a skipped run: one skipped testcase); a
-// seed sweep has one testsuite per (scenario, profile) with one testcase per seed. Every
+// testsuite per run with one testcase per expectation (a skipped run: one skipped testcase; a
+// corrupt run: one more testcase failed with type corrupt); a seed sweep has one testsuite per
+// (scenario, profile) with one testcase per seed. Every
 // testsuite carries tests, failures, errors, skipped and time, as the common Jenkins JUnit schema
 // requires; every testcase carries its time. CI tools read it.
-import type { ResultJson } from './result.js';
+import { isFailure, type ResultJson, type Verdict } from './result.js';
 
 /** XML attribute/text escaping. */
 export function xmlEscape(s: string): string {
@@ -40,22 +41,47 @@ export function documentXml(name: string, suites: readonly { xml: string; counts
     `${suites.map((s) => s.xml).join('')}</testsuites>\n`;
 }
 
-/** The testsuite of one run: a testcase per expectation, the run's time spread over them. */
+/**
+ * The element a verdict puts in its testcase (with `message`), or '' for a pass: a corrupt run is
+ * a `<failure type="corrupt">`, so CI counts it as failed and can still tell it apart.
+ */
+export function outcomeXml(verdict: Verdict, message: string): string {
+  switch (verdict) {
+    case 'pass': return '';
+    case 'fail': return `<failure message="${a(message)}"/>`;
+    case 'corrupt': return `<failure type="corrupt" message="${a(message)}"/>`;
+    case 'skip': return `<skipped message="${a(message)}"/>`;
+    case 'error': return `<error message="${a(message)}"/>`;
+  }
+}
+
+/** How many of `verdicts` count as failures (fail, corrupt), errors and skips in a testsuite. */
+export function outcomeCounts(verdicts: readonly Verdict[]): Pick<Counts, 'failures' | 'errors' | 'skipped'> {
+  return { failures: verdicts.filter(isFailure).length, errors: verdicts.filter((v) => v === 'error').length, skipped: verdicts.filter((v) => v === 'skip').length };
+}
+
+/** The name of the testcase a corrupt run adds to its expectations' (docs/design.md "junit.xml (at the root of --out)"). */
+export const CORRUPT_CASE = 'PT reached only memory the driver owns';
+
+/** The testsuite of one run: a testcase per expectation (and a corrupt run's own), the run's time spread over them. */
 function runSuite({ result: r, ms }: TimedResult): { xml: string; counts: Counts } {
   const suite = `${r.scenario}@${r.target}:${r.profile}`;
   const cls = `ptlab.${r.target}.${r.profile}.${r.scenario}`;
   if (r.verdict === 'skip' || r.verdict === 'error') {
-    const counts = { tests: 1, failures: 0, errors: r.verdict === 'error' ? 1 : 0, skipped: r.verdict === 'skip' ? 1 : 0, ms };
-    const tag = r.verdict === 'skip' ? 'skipped' : 'error';
-    return { counts, xml: suiteXml(suite, counts, [`    <testcase classname="${a(cls)}" name="${a(r.scenario)}" time="${secs(ms)}">\n      <${tag} message="${a(r.reason ?? '')}"/>\n    </testcase>\n`]) };
+    const counts = { tests: 1, ...outcomeCounts([r.verdict]), ms };
+    return { counts, xml: suiteXml(suite, counts, [`    <testcase classname="${a(cls)}" name="${a(r.scenario)}" time="${secs(ms)}">\n      ${outcomeXml(r.verdict, r.reason ?? '')}\n    </testcase>\n`]) };
   }
-  const each = secs(ms / Math.max(1, r.expectations.length));
+  const corrupt = r.verdict === 'corrupt';
+  const tests = Math.max(1, r.expectations.length + (corrupt ? 1 : 0));
+  const each = secs(ms / tests);
   const cases = r.expectations.map((e) =>
     `    <testcase classname="${a(cls)}" name="${a(e.name)}" time="${each}">` +
     (e.ok ? `<system-out>${a(e.detail)}</system-out></testcase>\n` : `\n      <failure message="${a(e.detail)}"/>\n    </testcase>\n`));
-  if (r.expectations.length === 0) cases.push(`    <testcase classname="${a(cls)}" name="expectations" time="${each}">\n      <failure message="${a(r.reason ?? 'no expectation')}"/>\n    </testcase>\n`);
-  const failed = r.expectations.filter((e) => !e.ok).length;
-  const counts = { tests: Math.max(1, r.expectations.length), failures: Math.max(failed, r.verdict === 'fail' && failed === 0 ? 1 : 0), errors: 0, skipped: 0, ms };
+  // Whatever the expectations said, PT reached memory the driver does not own: one more failed testcase says so.
+  if (corrupt) cases.push(`    <testcase classname="${a(cls)}" name="${a(CORRUPT_CASE)}" time="${each}">\n      ${outcomeXml('corrupt', r.reason ?? '')}\n    </testcase>\n`);
+  else if (r.expectations.length === 0) cases.push(`    <testcase classname="${a(cls)}" name="expectations" time="${each}">\n      <failure message="${a(r.reason ?? 'no expectation')}"/>\n    </testcase>\n`);
+  const failed = r.expectations.filter((e) => !e.ok).length + (corrupt ? 1 : 0);
+  const counts = { tests, failures: Math.max(failed, r.verdict === 'fail' && failed === 0 ? 1 : 0), errors: 0, skipped: 0, ms };
   return { counts, xml: suiteXml(suite, counts, cases) };
 }
 
@@ -89,10 +115,8 @@ export function junitSweepXml(runs: readonly (TimedResult | ResultJson)[], incom
     const r0 = ts[0]!.result;
     const cls = `ptlab.${r0.target}.${r0.profile}.${r0.scenario}`;
     const cases = ts.map(({ result: r, ms }) => `    <testcase classname="${a(cls)}" name="seed ${r.seed}" time="${secs(ms)}">` + (
-      r.verdict === 'pass' ? '</testcase>\n'
-        : `\n      <${r.verdict === 'skip' ? 'skipped' : r.verdict === 'error' ? 'error' : 'failure'} message="${a(r.reason ?? '')}"/>\n    </testcase>\n`));
-    const count = (v: string) => ts.filter((t) => t.result.verdict === v).length;
-    const counts = { tests: ts.length, failures: count('fail'), errors: count('error'), skipped: count('skip'), ms: ts.reduce((s, t) => s + t.ms, 0) };
+      r.verdict === 'pass' ? '</testcase>\n' : `\n      ${outcomeXml(r.verdict, r.reason ?? '')}\n    </testcase>\n`));
+    const counts = { tests: ts.length, ...outcomeCounts(ts.map((t) => t.result.verdict)), ms: ts.reduce((s, t) => s + t.ms, 0) };
     return { counts, xml: suiteXml(name, counts, cases) };
   });
   return documentXml('ptlab sweep', [...suites, ...(incomplete === undefined ? [] : [incompleteSuite(incomplete)])]);

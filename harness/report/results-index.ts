@@ -4,7 +4,7 @@
 // too, so `ptlab merge` rebuilds junit.xml and the summary from it (docs/sharding.md).
 import { PtError } from '../../driver/base/errors.js';
 import type { TimedResult } from './junit.js';
-import type { ResultJson, Verdict } from './result.js';
+import { VERDICTS, type ResultJson, type Verdict } from './result.js';
 
 /** The file name, at the root of --out. */
 export const RESULTS_FILE = 'results.jsonl';
@@ -14,6 +14,7 @@ export function resultsLine({ result: r, ms }: TimedResult): string {
   return JSON.stringify({
     scenario: r.scenario, target: r.target, profile: r.profile, seed: r.seed, verdict: r.verdict,
     ...(r.reason === undefined ? {} : { reason: r.reason }), expectations: r.expectations, figures: r.figures,
+    ...(r.corrupt === undefined ? {} : { corrupt: r.corrupt }), ...(r.leaked === undefined ? {} : { leaked: r.leaked }),
     ...(r.libipt === undefined ? {} : { libipt: r.libipt }), ms,
   });
 }
@@ -23,7 +24,8 @@ export function resultsIndexText(runs: readonly TimedResult[]): string {
   return runs.map((t) => `${resultsLine(t)}\n`).join('');
 }
 
-const VERDICTS: readonly Verdict[] = ['pass', 'fail', 'skip', 'error'];
+/** `v` is absent, or a list of objects (result.json's `corrupt` and `leaked`). */
+const listOrAbsent = (v: unknown): boolean => v === undefined || (Array.isArray(v) && v.every((x) => typeof x === 'object' && x !== null));
 
 /** Parses results.jsonl text; throws PtError('bad_config') naming the first bad line (1-based). */
 export function parseResultsIndex(text: string): TimedResult[] {
@@ -38,8 +40,8 @@ export function parseResultsIndex(text: string): TimedResult[] {
     }
     const ok = typeof j === 'object' && j !== null && typeof j.scenario === 'string' && typeof j.target === 'string' && typeof j.profile === 'string' &&
       Number.isSafeInteger(j.seed) && VERDICTS.includes(j.verdict as Verdict) && Array.isArray(j.expectations) &&
-      typeof j.figures === 'object' && j.figures !== null && typeof j.ms === 'number';
-    if (!ok) throw new PtError('bad_config', `line ${i + 1}: not a result (scenario, target, profile, seed, verdict, expectations, figures, ms)`);
+      typeof j.figures === 'object' && j.figures !== null && listOrAbsent(j.corrupt) && listOrAbsent(j.leaked) && typeof j.ms === 'number';
+    if (!ok) throw new PtError('bad_config', `line ${i + 1}: not a result (scenario, target, profile, seed, verdict, expectations, figures, [corrupt, leaked,] ms)`);
     const { ms, ...result } = j;
     out.push({ result: result as unknown as ResultJson, ms: ms as number });
   }

@@ -1,14 +1,30 @@
 // The summary table `ptlab run` prints at the end: one row per run, then the totals.
-import type { ResultJson, Verdict } from './result.js';
+import { isFailure, VERDICTS, type ResultJson, type Verdict } from './result.js';
 
 /** How a verdict shows in progress lines and tables (the ones that need a look in capitals). */
-const TAG: Readonly<Record<Verdict, string>> = { pass: 'PASS', fail: 'FAIL', skip: 'skip', error: 'ERROR' };
+const TAG: Readonly<Record<Verdict, string>> = { pass: 'PASS', fail: 'FAIL', corrupt: 'CORRUPT', skip: 'skip', error: 'ERROR' };
 
-/** The totals line's counts: "N runs: a passed, b failed, c skipped[, d errors]". */
-function counts(runs: readonly ResultJson[]): string {
-  const count = (v: Verdict): number => runs.filter((r) => r.verdict === v).length;
-  return `${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped${count('error') ? `, ${count('error')} errors (not judged)` : ''}`;
+/** The name of each verdict's count in `ptlab run --json` and the hosts' lines. */
+const COUNT_NAME = { pass: 'passed', fail: 'failed', corrupt: 'corrupt', skip: 'skipped', error: 'errors' } as const satisfies Record<Verdict, string>;
+
+/** The runs, then how many had each verdict (in VERDICTS order): `ptlab run --json`'s `counts`. */
+export type VerdictCounts = { runs: number } & Record<(typeof COUNT_NAME)[Verdict], number>;
+
+/** How many of `runs` had each verdict. */
+export function verdictCounts(runs: readonly ResultJson[]): VerdictCounts {
+  const out: Record<string, number> = { runs: runs.length };
+  for (const v of VERDICTS) out[COUNT_NAME[v]] = runs.filter((r) => r.verdict === v).length;
+  return out as VerdictCounts;
 }
+
+/** The totals line's counts: "a passed, b failed[, c corrupt], d skipped[, e errors (not judged)]". */
+function counts(runs: readonly ResultJson[]): string {
+  const c = verdictCounts(runs);
+  return `${c.passed} passed, ${c.failed} failed${c.corrupt ? `, ${c.corrupt} corrupt` : ''}, ${c.skipped} skipped${c.errors ? `, ${c.errors} errors (not judged)` : ''}`;
+}
+
+/** A run the driver was judged on: passed, failed or corrupt (skips and errors judge nothing). */
+const judged = (r: ResultJson): boolean => r.verdict === 'pass' || isFailure(r.verdict);
 
 /** One progress line, printed as a run finishes (`withSeed`: in a sweep, the run's seed too). */
 export function progressLine(r: ResultJson, i: number, n: number, ms: number, withSeed = false): string {
@@ -30,7 +46,7 @@ export function summaryTable(runs: readonly ResultJson[]): string {
     return r ? (r.verdict === 'pass' ? 'pass' : TAG[r.verdict]) : '-';
   };
   const w0 = Math.max(8, ...scenarios.map((s) => s.length));
-  const ws = profiles.map((p) => Math.max(4, p.length));
+  const ws = profiles.map((p) => Math.max(4, p.length, ...scenarios.map((s) => cell(s, p).length)));
   const row = (first: string, cells: string[]) => [first.padEnd(w0), ...cells.map((c, i) => c.padEnd(ws[i]!))].join('  ').trimEnd();
   const lines = [row('scenario', profiles), row('-'.repeat(w0), ws.map((w) => '-'.repeat(w)))];
   for (const s of scenarios) lines.push(row(s, profiles.map((p) => cell(s, p))));
@@ -38,27 +54,27 @@ export function summaryTable(runs: readonly ResultJson[]): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Failures per 1,000 runs that were judged (skips and errors do not count), to one decimal. */
+/** Failures (fail and corrupt) per 1,000 runs that were judged (skips and errors do not count), to one decimal. */
 export function failuresPerThousand(runs: readonly ResultJson[]): string {
-  const made = runs.filter((r) => r.verdict === 'pass' || r.verdict === 'fail').length;
-  const failed = runs.filter((r) => r.verdict === 'fail').length;
+  const made = runs.filter(judged).length;
+  const failed = runs.filter((r) => isFailure(r.verdict)).length;
   return made === 0 ? '0' : (Math.round((failed * 10_000) / made) / 10).toString();
 }
 
 /**
- * The table of a seed sweep: scenario × profile, each cell the failed runs of the seeds it ran
- * ("0/200", "3/200"; "skip" where the scenario never applied), then the failing seeds of each
- * cell and the totals with failures per 1,000 runs.
+ * The table of a seed sweep: scenario × profile, each cell the failed runs (fail or corrupt) of
+ * the seeds it ran ("0/200", "3/200"; "skip" where the scenario never applied), then the failing
+ * seeds of each cell (a corrupt one marked so) and the totals with failures per 1,000 runs.
  */
 export function sweepTable(runs: readonly ResultJson[]): string {
   const profiles = [...new Set(runs.map((r) => `${r.target}:${r.profile}`))];
   const scenarios = [...new Set(runs.map((r) => r.scenario))];
-  const cells = new Map<string, { made: number; failedSeeds: number[] }>();
+  const cells = new Map<string, { made: number; failedSeeds: string[] }>();
   for (const r of runs) {
     const key = `${r.scenario} ${r.target}:${r.profile}`;
     const c = cells.get(key) ?? { made: 0, failedSeeds: [] };
-    if (r.verdict === 'pass' || r.verdict === 'fail') c.made++;
-    if (r.verdict === 'fail') c.failedSeeds.push(r.seed);
+    if (judged(r)) c.made++;
+    if (isFailure(r.verdict)) c.failedSeeds.push(r.verdict === 'corrupt' ? `${r.seed} (corrupt)` : String(r.seed));
     cells.set(key, c);
   }
   const text = (s: string, p: string): string => {

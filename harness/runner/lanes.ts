@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { firstBuilt } from '../../driver/base/built-module.js';
 import { PtError } from '../../driver/base/errors.js';
-import type { ResultJson } from '../report/result.js';
+import { isBad, type ResultJson } from '../report/result.js';
 import type { ProfileName } from '../sim/profiles.js';
 import { runSection } from '../report/html/run-view.js';
 import type { RunDetail } from '../report/html/view-model.js';
@@ -28,7 +28,7 @@ export interface LaneRun {
  */
 export async function runCell(spec: RunSpec, dir: string, host: SuiteTarget | undefined, keep: KeepRuns): Promise<LaneRun> {
   const result = await runScenario(spec, dir, host, keep);
-  const kept = keep === 'all' || result.verdict === 'fail' || result.verdict === 'error';
+  const kept = keep === 'all' || isBad(result.verdict);
   // A section that cannot be made here costs the run nothing: the report reads its files instead.
   const section = kept ? await runSection(dir, result).catch(() => undefined) : undefined;
   return { result, ...(section ? { section } : {}) };

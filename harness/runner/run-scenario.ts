@@ -16,7 +16,8 @@ import type { KnobName } from '../sim/knobs/knobs.js';
 import { capsOf, getProfile, type CpuProfile, type ProfileName } from '../sim/profiles.js';
 import { ScenarioContext } from '../scenarios/context.js';
 import type { Scenario, ScenarioEnv, TargetKind } from '../scenarios/scenario.js';
-import { errorResult, verdictOf, type ResultJson } from '../report/result.js';
+import { errorResult, isBad, verdictOf, type ResultJson } from '../report/result.js';
+import { RunGuard } from './run-guard.js';
 import { commit, discard, RUN_FILES, stage, writeArtifacts, writeVerdict, type RunArtifacts } from '../report/run-dir.js';
 import { identityOf, libiptCommands, vendorOf, type CpuIdentity, type TraceTiming } from '../report/interop.js';
 import { DEFAULT_CLOCK } from '../sim/trace/clock.js';
@@ -35,6 +36,11 @@ export interface RunSpec {
   readonly knobs?: readonly KnobName[];
   /** Driver faults (negative controls of the driver; any target). */
   readonly driverFaults?: readonly DriverFault[];
+  /**
+   * Aborts the run: the driver's sessions stop at their next call, and their teardown still runs
+   * (docs/design.md "The invariant"). Not recorded in result.json.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** Which run directories are kept: every one, or only those of failed runs (a seed sweep). */
@@ -51,11 +57,13 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
   const knobs = spec.knobs ?? [];
   const p = typeof spec.profile === 'string' ? getProfile(spec.profile) : spec.profile;
   const faults = spec.driverFaults ?? [];
-  const env: ScenarioEnv = { target, profile: p, caps: capsOf(p), seed, ...(faults.length ? { driverFaults: new Set(faults) } : {}) };
+  const env: ScenarioEnv = {
+    target, profile: p, caps: capsOf(p), seed, ...(faults.length ? { driverFaults: new Set(faults) } : {}), ...(spec.signal ? { signal: spec.signal } : {}),
+  };
   const base = { scenario: scenario.name, target, profile: p.name, seed };
   const tmp = await stage(dir);
   const finish = async (r: ResultJson): Promise<ResultJson> => {
-    if (keep === 'failed' && r.verdict !== 'fail' && r.verdict !== 'error') await discard(tmp);
+    if (keep === 'failed' && !isBad(r.verdict)) await discard(tmp);
     else await commit(tmp, dir);
     return r;
   };
@@ -72,8 +80,11 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
     const release = async (): Promise<void> => {
       if (!released) { released = true; await cpu.release(); }
     };
-    const rec = new RecordingTarget(cpu.target);
+    // The run's custody, recorder and memory oracle (run-guard.ts).
+    using guard = new RunGuard(cpu);
+    const rec = guard.rec;
     const ctx = new ScenarioContext(env, rec, cpu.model);
+    const judged = (r: ResultJson): ResultJson => guard.judge(r);
     try {
       let failure: string | undefined;
       try {
@@ -82,6 +93,13 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
         failure = targetFailure(e);
         ctx.expect('the sequence ran to its end', false, `${(e as Error).name}: ${(e as Error).message}`);
       }
+      // Whatever ended the run, what it still holds goes back under the invariant (docs/design.md
+      // "The invariant"): tracing confirmed off, then freed, or left allocated and reported.
+      if ((await guard.settle()).length) ctx.figure('leakedBytes', guard.leakedBytes);
+      // What the model still holds, when it holds anything (the crash-point sweep reads these).
+      const held = guard.modelAfter();
+      if (held?.tracing.length) ctx.figure('modelTraceEnAfter', held.tracing.join(','));
+      if (held?.allocated) ctx.figure('modelAllocatedAfter', held.allocated);
       // A target that died or stopped answering judges nothing: the run is an error, with what it had.
       const broken = (): string | undefined => {
         const lost = on.lost?.();
@@ -107,7 +125,7 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
       if (why !== undefined) {
         await release().catch(() => undefined);
         await writeFile(join(tmp, RUN_FILES.transcript), rec.jsonl());
-        const r = errorResult(base, why, ctx);
+        const r = judged(errorResult(base, why, ctx));
         await writeVerdict(tmp, r);
         return await finish(r);
       }
@@ -121,7 +139,7 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
       if (target !== 'sim') ctx.figure('targetDescription', cpu.description);
       if (knobs.length) ctx.figure('knobs', knobs.join(','));
       if (faults.length) ctx.figure('driverFaults', faults.join(','));
-      const r: ResultJson = { ...base, ...verdictOf(ctx.expectations), expectations: ctx.expectations, figures: ctx.figures, ...(libipt ? { libipt } : {}) };
+      const r = judged({ ...base, ...verdictOf(ctx.expectations), expectations: ctx.expectations, figures: ctx.figures, ...(libipt ? { libipt } : {}) });
       await writeVerdict(tmp, r);
       return await finish(r);
     } finally {

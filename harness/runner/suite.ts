@@ -10,8 +10,9 @@
 import { access, constants, mkdir, readdir, realpath, rmdir, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
+import { TargetError } from '../link/errors.js';
 import { junitSweepXml, junitXml, type TimedResult } from '../report/junit.js';
-import { errorResult, type ResultJson } from '../report/result.js';
+import { errorResult, isBad, isFailure, type ResultJson } from '../report/result.js';
 import { RESULTS_FILE, resultsIndexText } from '../report/results-index.js';
 import type { MadeSections } from '../report/html/suite-view.js';
 import type { RunDetail } from '../report/html/view-model.js';
@@ -257,14 +258,15 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
         r = errorResult(baseOf(job), lost !== undefined ? `the target died: ${lost}` : `the target failed: ${failed!}`);
       }
       // A run that kept no directory leaves no empty seed-<S>/<scenario>/ behind either.
-      if (keep === 'failed' && r.verdict !== 'fail' && r.verdict !== 'error') await leaveNoEmptyDirs();
+      if (keep === 'failed' && !isBad(r.verdict)) await leaveNoEmptyDirs();
       // A sweep holds thousands of results: a run that did not fail keeps only its verdict.
       const ms = Math.round(performance.now() - t0);
-      byCell[i] = { result: sweep && r.verdict !== 'fail' && r.verdict !== 'error' ? { ...r, expectations: [], figures: {} } : r, ms };
+      byCell[i] = { result: sweep && !isBad(r.verdict) ? { ...r, expectations: [], figures: {} } : r, ms };
       const left = leftPerSeed.get(seed)! - 1;
       leftPerSeed.set(seed, left);
       progress(r, ++finished, jobs.length, ms, left === 0);
-      if (r.verdict === 'error' && !opts.now?.aborted) {
+      // A corrupt run may have lost its target too (corrupt wins over error): a dead target still stops the suite.
+      if ((r.verdict === 'error' || (r.verdict === 'corrupt' && lane.lost() !== undefined)) && !opts.now?.aborted) {
         const lost = lane.lost();
         targetFailures++;
         const why = lost !== undefined ? `the target died during ${s.name} (${name}, seed ${seed}): ${lost}`
@@ -276,7 +278,7 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
           return;
         }
       }
-      if (plan.failFast && r.verdict === 'fail') { stopped = true; return; }
+      if (plan.failFast && isFailure(r.verdict)) { stopped = true; return; }
     }
   };
   const timed: TimedResult[] = [];
@@ -300,8 +302,11 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
     }
   } finally {
     opts.now?.removeEventListener('abort', stopNow);
-    // A dead target's stop complains about how it died; that is already the suite's reason.
-    await dispose().catch((e: unknown) => { if (incomplete?.cause !== 'target-died') disposeError = (e as Error).message; });
+    // A dead target's stop complains about how it died; that is already the suite's reason. What it
+    // had to leave allocated (tracing not confirmed off) is said whatever happened.
+    await dispose().catch((e: unknown) => {
+      if (incomplete?.cause !== 'target-died' || (e instanceof TargetError && e.phase === 'shutdown')) disposeError = (e as Error).message;
+    });
     const why = incomplete?.reason;
     await writeFile(join(plan.out, 'junit.xml'), sweep ? junitSweepXml(timed, why) : junitXml(timed, why))
       .catch((e: unknown) => { junitError = (e as Error).message; });

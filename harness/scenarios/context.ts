@@ -9,6 +9,7 @@ import type { ProbeResult } from '../../driver/probe.js';
 import type { TopaPolicy, TraceOptions, TraceRequest } from '../../driver/request.js';
 import { TraceSession, type SessionOptions, type TraceResult } from '../../driver/session.js';
 import type { TargetEvent } from '../../driver/target.js';
+import type { Teardown } from '../../driver/teardown.js';
 import type { RecordingTarget } from '../../driver/transcript.js';
 import type { SimTarget } from '../sim/sim-target.js';
 import { generateWorkload, type GeneratedWorkload, type WorkloadOptions } from '../sim/workload/index.js';
@@ -119,6 +120,8 @@ export class ScenarioContext {
   truthFilter: TruthSelection | undefined;
   /** Where the last trace run's records start in the model's truth (a scenario may trace more than once). */
   private truthFrom = 0;
+  /** What each driver session's release did (TraceSession.release): the runner reports what was leaked. */
+  readonly teardowns: Teardown[] = [];
   /** Run `ptlab flow` on the exported files and compare with truth.jsonl (a deferred expectation). */
   flowCheck: { readonly name: string; readonly mode: FlowMatch } | undefined;
 
@@ -210,7 +213,7 @@ export class ScenarioContext {
     try {
       await s.start();
       {
-        await using exec = this.target.start(w, 0, o.sliceBranches ? { sliceBranches: o.sliceBranches } : {});
+        await using exec = this.target.start(w, 0, { ...(o.sliceBranches ? { sliceBranches: o.sliceBranches } : {}), ...(this.env.signal ? { signal: this.env.signal } : {}) });
         for await (const ev of exec.events) {
           const skid = (ev as { model?: { bytesSincePmi?: number } }).model?.bytesSincePmi;
           if (ev.kind === 'pmi' && skid !== undefined) this.skids.push(skid);
@@ -334,9 +337,14 @@ export class ScenarioContext {
       `${measured.length} of ${handled.length} windows measured within the run's ${runUs} µs; ${metered ? `${moved} branches and bytes in the windows` : 'no meter'}`);
   }
 
-  /** `o` with the run's driver faults (negative controls of the driver), for every session a scenario opens. */
+  /**
+   * `o` with the run's driver faults (negative controls of the driver), its abort signal and the
+   * teardown record (`teardowns`), for every session a scenario opens.
+   */
   sessionOptions(o: SessionOptions = {}): SessionOptions {
-    return this.env.driverFaults?.size ? { ...o, faults: this.env.driverFaults } : o;
+    const onTeardown = (t: Teardown): void => { this.teardowns.push(t); o.onTeardown?.(t); };
+    const signal = o.signal ?? this.env.signal;
+    return { ...o, onTeardown, ...(signal ? { signal } : {}), ...(this.env.driverFaults?.size ? { faults: this.env.driverFaults } : {}) };
   }
 
   /** Records the standard figures of a trace run (result.json `figures`). */

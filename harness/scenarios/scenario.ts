@@ -36,6 +36,8 @@ export interface ScenarioEnv {
   readonly seed: number;
   /** Deliberate driver bugs for this run (driver/faults.ts; negative controls of the driver). */
   readonly driverFaults?: DriverFaults;
+  /** Aborts the run's driver sessions (RunSpec.signal); their teardown still runs. */
+  readonly signal?: AbortSignal;
 }
 
 /** One named scenario. */

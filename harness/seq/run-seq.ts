@@ -6,8 +6,8 @@
 // connection), prepared for each sequence as for each scenario run.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RecordingTarget } from '../../driver/transcript.js';
 import { verdictOf, type ResultJson } from '../report/result.js';
+import { RunGuard } from '../runner/run-guard.js';
 import { commit, discard, RUN_FILES, stage, writeVerdict } from '../report/run-dir.js';
 import { SimSuiteTarget, type SuiteTarget } from '../runner/suite-target.js';
 import { getProfile, type ProfileName } from '../sim/profiles.js';
@@ -46,11 +46,17 @@ export async function runSequenceToDir(seq: Sequence, dir: string, o: SeqRunOpti
   const tmp = await stage(dir);
   try {
     const cpu = await suite.prepare({ profile, seed, knobs: [], settings: {} });
-    const target = new RecordingTarget(cpu.target);
+    // Custody and the memory oracle, as for a scenario run (harness/runner/run-guard.ts).
+    using guard = new RunGuard(cpu);
+    const target = guard.rec;
     let outcome;
     try {
       const model = cpu.model;
-      outcome = await runSequence(seq, target, seed, model ? { truth: () => model.truth(0) } : {});
+      try {
+        outcome = await runSequence(seq, target, seed, model ? { truth: () => model.truth(0) } : {});
+      } finally {
+        await guard.settle();
+      }
     } finally {
       await cpu.release();
     }
@@ -58,15 +64,16 @@ export async function runSequenceToDir(seq: Sequence, dir: string, o: SeqRunOpti
     if (outcome.trace !== undefined) await writeFile(join(tmp, RUN_FILES.trace), outcome.trace);
     const ex = outcome.expectations;
     const v = verdictOf(ex);
-    const r: ResultJson = {
+    const r = guard.judge({
       scenario: `seq:${seq.name}`, target: suite.kind, profile: profile.name, seed,
       ...(v.verdict === 'fail' && ex.length === 0 ? { verdict: 'fail', reason: 'the sequence checked nothing: give a step an expect' } : v),
       expectations: ex,
       figures: {
         file: seq.file, steps: seq.steps.length, pmis: outcome.pmis, transcriptLines: target.lines.length, traceBytes: outcome.trace?.length ?? 0,
         ...(suite.kind === 'sim' ? {} : { targetDescription: cpu.description }),
+        ...(guard.leakedBytes ? { leakedBytes: guard.leakedBytes } : {}),
       },
-    };
+    });
     await writeVerdict(tmp, r);
     await commit(tmp, dir);
     return r;

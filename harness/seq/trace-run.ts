@@ -8,6 +8,7 @@ import type { Loss } from '../../driver/collect/ledger.js';
 import type { PmiEvent, PmiRecord } from '../../driver/pmi/handler.js';
 import { TraceSession } from '../../driver/session.js';
 import type { Target } from '../../driver/target.js';
+import type { Teardown } from '../../driver/teardown.js';
 import type { Judged } from './judge.js';
 import type { HandleExpect, Step } from './model.js';
 
@@ -53,14 +54,13 @@ export class SeqTrace {
     }
   }
 
-  /** Ends the session without collecting (the sequence ended first): TraceEn cleared, regions freed; best effort. */
-  async abandon(): Promise<void> {
-    try {
-      await this.session.programmer.disable();
-    } catch {
-      // The target may be gone; the regions are still freed below (or with the run).
-    }
-    await this.session.release().catch(() => undefined);
+  /**
+   * Ends the session without collecting (the sequence ended first, or failed): TraceEn=0 written
+   * and read back, then the regions freed — or, when the target cannot confirm it, left allocated
+   * (TraceSession.release).
+   */
+  async abandon(): Promise<Teardown> {
+    return this.session.release();
   }
 }
 

@@ -1,7 +1,10 @@
 // A sparse guest-physical address space for the model: RAM of a configurable
 // size, stored as a Map of 4 KiB pages that exist only once written, and a
 // first-fit allocator of size-aligned, physically contiguous regions
-// (driver/target.ts PhysMemory).
+// (driver/target.ts PhysMemory). The driver's reads and writes (the async API)
+// reach only regions it allocated, as on a real target, where the helper
+// refuses anything outside the module's buffers; the CPU's own accesses (the
+// sync API) reach all of RAM, and the memory oracle asks `owns` before each.
 import { AllocationError, PtError, throwIfAborted } from '../../driver/base/errors.js';
 import type { CallOpts, PhysMemory, PhysRegion, ReadOpts } from '../../driver/target.js';
 import { readDestination } from '../../driver/read-into.js';
@@ -29,6 +32,8 @@ export class SparsePhysMemory implements PhysMemory {
   private readonly pages = new Map<number, Uint8Array>();
   private freeSpans: Span[];
   private readonly allocated = new Map<number, Span>();
+  /** The span `owns` matched last (trace writes land in one region for a while). */
+  private lastOwned: Span | undefined;
   private closed = false;
 
   constructor(o: SparsePhysMemoryOptions = {}) {
@@ -100,14 +105,36 @@ export class SparsePhysMemory implements PhysMemory {
     this.freeSpans = merged;
   }
 
+  /** The driver's read: only inside a region it allocated (PtError 'bad_address' elsewhere). */
   async read(addr: bigint, length: number, opts?: ReadOpts): Promise<Uint8Array> {
     this.enter(opts);
+    this.checkOwned(addr, length);
     return this.readNow(addr, length, opts?.into);
   }
 
+  /** The driver's write: only inside a region it allocated (PtError 'bad_address' elsewhere). */
   async write(addr: bigint, data: Uint8Array, opts?: CallOpts): Promise<void> {
     this.enter(opts);
+    this.checkOwned(addr, data.length);
     this.writeNow(addr, data);
+  }
+
+  /** True when [addr, addr+length) lies inside one allocated region. */
+  owns(addr: bigint, length: number): boolean {
+    const a = Number(addr), end = a + length;
+    const last = this.lastOwned;
+    if (last && a >= last.start && end <= last.end && this.allocated.get(last.start) === last) return true;
+    for (const s of this.allocated.values()) {
+      if (a >= s.start && end <= s.end) { this.lastOwned = s; return true; }
+    }
+    return false;
+  }
+
+  private checkOwned(addr: bigint, length: number): void {
+    this.check(addr, length);
+    if (!this.owns(addr, length)) {
+      throw new PtError('bad_address', `physical access 0x${addr.toString(16)} (+${length}) is outside every region allocated from this memory`);
+    }
   }
 
   /** `read` without the promise. */

@@ -7,12 +7,13 @@
 import { GeneralProtectionError } from '../../driver/hw/cpu-fault.js';
 import { PtError, throwIfAborted } from '../../driver/base/errors.js';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
-import type { CallOpts, Execution, MsrOp, MsrResult, PhysMemory, StartOpts, Target, Workload } from '../../driver/target.js';
+import type { CallOpts, Execution, MsrOp, MsrResult, PhysMemory, PhysRegion, StartOpts, Target, Workload } from '../../driver/target.js';
 import { CpuTrace, type TraceModelOptions } from './exec/cpu-trace.js';
 import { Engine } from './exec/engine.js';
 import { SimExecution, type TopHalf } from './exec/execution.js';
 import { MsrFile } from './msr-file.js';
 import { OutputUnit } from './output/output-unit.js';
+import type { OutputGuard } from './output/output-guard.js';
 import type { SyncPhysMemory } from './output/sync-phys.js';
 import type { TopaOptions } from './output/topa.js';
 import { SparsePhysMemory, type SparsePhysMemoryOptions } from './phys-memory.js';
@@ -20,12 +21,13 @@ import { cpuidOf, getProfile, type CpuProfile, type ProfileName } from './profil
 import { WorkloadModel } from './workload/model.js';
 import { xrstors, xsaves, xsavesAreaSize, type XrstorsQuirk } from './xsave.js';
 import type { TruthLog } from './trace/truth.js';
+import { MemoryOracle, overlaps, span, type OwnedMemory } from './memory-oracle.js';
 
 /**
  * What the model needs of its physical memory: the driver's allocator and accesses (Target.phys),
  * the output engines' synchronous accesses (output/sync-phys.ts), and a close. SparsePhysMemory is one.
  */
-export interface SimPhysMemory extends PhysMemory, SyncPhysMemory {
+export interface SimPhysMemory extends PhysMemory, SyncPhysMemory, OwnedMemory {
   /** Bytes currently allocated (page-rounded). */
   readonly allocatedBytes: number;
   /** Releases the memory; later accesses fail. */
@@ -64,7 +66,10 @@ export class SimTarget implements Target {
   readonly description: string;
   readonly profile: CpuProfile;
   readonly seed: number;
+  /** The memory the driver allocates from; its `free` asks the memory oracle first (checkFree). */
   readonly phys: SimPhysMemory;
+  /** The memory oracle: every access of PT to memory the driver does not own (memory-oracle.ts). */
+  readonly oracle = new MemoryOracle();
   private readonly ownsPhys: boolean;
   private readonly units: MsrFile[];
   private readonly outputs: OutputUnit[];
@@ -85,9 +90,9 @@ export class SimTarget implements Target {
     if (!Number.isSafeInteger(cpus) || cpus < 1) throw new PtError('bad_config', `cpus must be a positive integer, got ${cpus}`);
     this.units = Array.from({ length: cpus }, () => new MsrFile(this.profile));
     this.ownsPhys = o.phys === undefined;
-    this.phys = o.phys ?? new SparsePhysMemory(o.memory);
+    this.phys = guardedFree(o.phys ?? new SparsePhysMemory(o.memory), (r) => this.checkFree(r));
     const topa: TopaOptions = { ...(this.profile.topaCache ? { topaCache: this.profile.topaCache } : {}), ...o.topa };
-    this.outputs = this.units.map((u) => new OutputUnit(u, this.phys, topa));
+    this.outputs = this.units.map((u, cpu) => new OutputUnit(u, this.phys, topa, this.guardOf(cpu)));
     this.traces = this.units.map((u, i) => new CpuTrace(u, this.outputs[i]!, o.trace));
     this.running = this.units.map(() => new Set());
     this.cr3 = o.cr3;
@@ -235,6 +240,35 @@ export class SimTarget implements Target {
     return this.traces[cpu]!;
   }
 
+  /** The memory oracle as the output engines of `cpu` ask it (output/output-guard.ts). */
+  guardOf(cpu: number): OutputGuard {
+    return {
+      owns: (addr, length) => this.phys.owns(addr, length),
+      corrupt: (kind, addr, length, detail) => this.oracle.report({ kind, cpu, addr, length, detail }),
+    };
+  }
+
+  /**
+   * The memory oracle's free check (docs/design.md "The memory oracle"): `region` is about to be
+   * given back; a CPU with TraceEn=1 whose tables or regions it overlaps may still write into it,
+   * which is a `free-while-tracing` corrupt event. The free itself goes ahead, as on silicon.
+   */
+  checkFree(region: PhysRegion): void {
+    for (const [cpu, out] of this.outputs.entries()) {
+      const hit = out.reachable().find((r) => overlaps(r.base, r.size, region.base, region.size));
+      if (hit === undefined) continue;
+      this.oracle.report({
+        kind: 'free-while-tracing', cpu, addr: region.base, length: region.size,
+        detail: `${span(region.base, region.size)} was freed while CPU ${cpu} had TraceEn=1 and its ${hit.what} ${span(hit.base, hit.size)} in it`,
+      });
+    }
+  }
+
+  /** The CPUs whose IA32_RTIT_CTL.TraceEn is 1 now. */
+  tracingCpus(): number[] {
+    return this.units.flatMap((u, cpu) => (u.traceEn ? [cpu] : []));
+  }
+
   /** Stops every running execution (the CPUs stay in the handler). */
   async stopAll(): Promise<void> {
     for (const set of this.running) for (const ex of [...set]) await ex[Symbol.asyncDispose]();
@@ -253,4 +287,20 @@ export class SimTarget implements Target {
     throwIfAborted(opts?.signal);
     return this.unit(cpu);
   }
+}
+
+/** `phys` with `check` run before every free (the rest is `phys` itself). */
+function guardedFree(phys: SimPhysMemory, check: (region: PhysRegion) => void): SimPhysMemory {
+  return {
+    get maxContiguous(): number { return phys.maxContiguous; },
+    get allocatedBytes(): number { return phys.allocatedBytes; },
+    alloc: (size, align, opts) => phys.alloc(size, align, opts),
+    free: async (region, opts) => { throwIfAborted(opts?.signal); check(region); await phys.free(region, opts); },
+    read: (addr, length, opts) => phys.read(addr, length, opts),
+    write: (addr, data, opts) => phys.write(addr, data, opts),
+    readNow: (addr, length, into) => phys.readNow(addr, length, into),
+    writeNow: (addr, data) => phys.writeNow(addr, data),
+    owns: (addr, length) => phys.owns(addr, length),
+    close: () => phys.close(),
+  };
 }

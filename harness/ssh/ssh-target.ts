@@ -4,6 +4,7 @@
 // written through the helper (there is no shared RAM file on a remote machine).
 import type { Duplex } from 'node:stream';
 import { HelperChannel } from '../link/helper-chan.js';
+import { TargetError } from '../link/errors.js';
 import { HelperTarget } from '../link/helper-target.js';
 import { SshClient, type SshConfig } from './ssh-client.js';
 
@@ -49,17 +50,25 @@ export class SshTarget extends HelperTarget {
     }
   }
 
-  /** Frees this target's module buffers, stops the helper and closes SSH; idempotent. */
+  /**
+   * Gives the module buffers back (tracing confirmed off first, or they stay allocated: see
+   * releaseBuffers), stops the helper and closes SSH; idempotent. Throws TargetError('shutdown')
+   * after closing when buffers had to be left allocated, so the suite says so.
+   */
   async dispose(): Promise<void> {
     if (this.stateNow !== 'running') return;
-    this.stateNow = 'disposing';
+    let left: string | undefined;
     try {
-      await this.freeBuffers();
-      await this.helper.close();
-      await this.ssh.close();
+      left = await this.releaseBuffers();
     } finally {
-      this.stateNow = 'disposed';
+      try {
+        await this.helper.close();
+        await this.ssh.close();
+      } finally {
+        this.stateNow = 'disposed';
+      }
     }
+    if (left !== undefined) throw new TargetError('shutdown', 'io', left);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

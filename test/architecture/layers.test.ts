@@ -35,6 +35,7 @@ const UPWARD: readonly UpwardCase[] = [
   { label: 'the guest link importing a target', path: 'harness/link/probe-link.ts', src: "import { x } from '../sim/probe-sim.js';\nexport const y = x;\n", rule: 'link-below-targets', to: 'harness/sim/probe-sim.ts' },
   { label: 'a target importing the runner', path: 'harness/sim/probe-sim2.ts', src: "import { x } from '../runner/probe-runner.js';\nexport const y = x;\n", rule: 'targets-below-the-suite', to: 'harness/runner/probe-runner.ts' },
   { label: 'the runner importing ptlab merge', path: 'harness/runner/probe-runner2.ts', src: "import { x } from '../merge/probe-merge.js';\nexport const y = x;\n", rule: 'merge-below-the-cli-only', to: 'harness/merge/probe-merge.ts' },
+  { label: 'the runner importing the crash-point sweep', path: 'harness/runner/probe-runner3.ts', src: "import { x } from '../crash/probe-crash.js';\nexport const y = x;\n", rule: 'crash-below-the-cli-only', to: 'harness/crash/probe-crash.ts' },
   { label: 'the HTML report importing the runner', path: 'harness/report/html/probe-html.ts', src: "import { x } from '../../runner/probe-runner.js';\nexport const y = x;\n", rule: 'report-html-reads-run-directories', to: 'harness/runner/probe-runner.ts' },
 ];
 
@@ -64,7 +65,7 @@ describe('layering (dependency-cruiser)', () => {
     const leaf = "export const x = 1;\nexport type X = number;\n";
     const dir = await tree({
       'driver/session.ts': leaf, 'driver/hw/probe-field.ts': leaf, 'harness/sim/probe-sim.ts': leaf,
-      'harness/qemu/probe-qemu.ts': leaf, 'harness/runner/probe-runner.ts': leaf, 'harness/merge/probe-merge.ts': leaf, [path]: src,
+      'harness/qemu/probe-qemu.ts': leaf, 'harness/runner/probe-runner.ts': leaf, 'harness/merge/probe-merge.ts': leaf, 'harness/crash/probe-crash.ts': leaf, [path]: src,
     });
     expect(await violations(dir, ['driver', 'harness'])).toEqual([`${rule}: ${path} → ${to}`]);
   });

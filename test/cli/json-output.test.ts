@@ -15,7 +15,7 @@ describe.skipIf(!built)('--json (run `npm run build` first)', () => {
     const r = await execa('node', [CLI, 'run', 'topa-grow', 'err-reserved-bit', '--cpu', 'skylake', '--json', '--out', join(root, 'json')], { reject: false, timeout: 60_000 });
     const doc = JSON.parse(r.stdout) as { counts: Record<string, number>; exitCode: number; runs: { scenario: string; verdict: string }[] };
     expect([r.exitCode, doc.exitCode, doc.counts, doc.runs.map((x) => `${x.scenario}:${x.verdict}`), /\[1\/2, 0 failed, ETA \d+s\] PASS topa-grow/.test(r.stderr)])
-      .toEqual([0, 0, { runs: 2, passed: 2, failed: 0, skipped: 0, errors: 0 }, ['topa-grow:pass', 'err-reserved-bit:pass'], true]);
+      .toEqual([0, 0, { runs: 2, passed: 2, failed: 0, corrupt: 0, skipped: 0, errors: 0 }, ['topa-grow:pass', 'err-reserved-bit:pass'], true]);
   }, 60_000);
   test('doctor --json: the findings, realPt, and the exit status that goes with it', async () => {
     const r = await execa('node', [CLI, 'doctor', '--json'], { reject: false, timeout: 60_000 });

@@ -52,6 +52,20 @@ describe('on a terminal', () => {
   });
 });
 
+describe('a corrupt run', () => {
+  test('keeps its line above the live line, and the live line counts it apart from the failures', () => {
+    const err = fakeStderr(true);
+    const p = suiteProgress(err, { sweep: false, now: () => 0 });
+    p(run({ verdict: 'corrupt', reason: 'PT reached memory the driver does not own (trace-write): x' }), 1, 2, 1000, false);
+    p(run({ verdict: 'fail', reason: 'x: y' }), 2, 2, 1000, true);
+    expect(err.events).toEqual([
+      'live ', 'line [1/2] CORRUPT s (sim:skylake) 1000 ms  PT reached memory the driver does not own (trace-write): x',
+      'live [1/2, 0 failed, 1 corrupt, ETA 1s] CORRUPT s (sim:skylake) 1000 ms  PT reached memory the driver does not own (trace-write): x',
+      'live ', 'line [2/2] FAIL s (sim:skylake) 1000 ms  x: y', 'live [2/2, 1 failed, 1 corrupt] FAIL s (sim:skylake) 1000 ms  x: y',
+    ]);
+  });
+});
+
 describe('not on a terminal', () => {
   test('56,000 fast runs print the first, about one line per twentieth, and the last: no live line, never a line per run', () => {
     const err = fakeStderr(false);

@@ -32,7 +32,7 @@ describe('ptlab diff of two runs', () => {
   test('the same scenario, profile and seed twice: every section equal, exit 0', async () => {
     const d = await diffRuns(run('s1'), run('s2'));
     expect([d.equal, d.sections.map((s) => [s.section, s.status])]).toEqual([true, [
-      ['verdict', 'equal'], ['expectations', 'equal'], ['transcript', 'equal'], ['packets', 'equal'], ['flow', 'equal'], ['losses', 'equal'],
+      ['verdict', 'equal'], ['expectations', 'equal'], ['memory', 'equal'], ['transcript', 'equal'], ['packets', 'equal'], ['flow', 'equal'], ['losses', 'equal'],
     ]]);
     expect((await ptlab('diff', run('s1'), run('s2'))).exitCode).toBe(0);
   });
@@ -55,6 +55,17 @@ describe('ptlab diff of two runs', () => {
     const d = await diffRuns(run('s1'), copy);
     const exp = d.sections.find((s) => s.section === 'expectations')!;
     expect([d.sections[0]!.status, exp.status, exp.first?.index, exp.first?.b.includes(`FAILED: ${result.expectations[3]!.name}`)]).toEqual(['differ', 'differ', 4, true]);
+  });
+
+  test('a corrupt verdict with its events and a leaked buffer: verdict and memory differ, the event named', async () => {
+    const copy = join(root, 'corrupt');
+    await cp(run('s1'), copy, { recursive: true });
+    const result = JSON.parse(await readFile(join(copy, 'result.json'), 'utf8')) as Record<string, unknown>;
+    const corrupt = [{ kind: 'trace-write', cpu: 0, addr: '0x7000', length: 64, detail: 'output region 0x7000+64 was freed' }];
+    await writeFile(join(copy, 'result.json'), JSON.stringify({ ...result, verdict: 'corrupt', reason: 'PT reached memory the driver does not own (trace-write): x', corrupt, leaked: [{ base: '0x9000', size: 4096, role: 'ToPA table' }] }));
+    const d = await diffRuns(run('s1'), copy);
+    const memory = d.sections.find((s) => s.section === 'memory')!;
+    expect([d.sections[0]!.status, memory.status, memory.first?.b]).toEqual(['differ', 'differ', ['corrupt trace-write on cpu 0: 64 bytes', 'leaked ToPA table: 4096 bytes']]);
   });
 
   test('a #GP that differs names its rule', async () => {
@@ -80,7 +91,7 @@ describe('ptlab diff of two runs', () => {
   test('--json gives the sections as data', async () => {
     const r = await ptlab('diff', run('s1'), run('ice'), '--json');
     const d = JSON.parse(r.stdout) as { equal: boolean; sections: { section: string; status: string }[] };
-    expect([r.exitCode, d.equal, d.sections.length]).toEqual([1, false, 6]);
+    expect([r.exitCode, d.equal, d.sections.length]).toEqual([1, false, 7]);
   });
 });
 

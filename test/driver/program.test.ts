@@ -51,7 +51,7 @@ describe('enable sequence', () => {
 });
 
 describe('disable sequence', () => {
-  test('TraceEn=0, then STATUS, OUTPUT_BASE, OUTPUT_MASK_PTRS are read, in one round trip', async () => {
+  test('TraceEn=0, CTL read back, then STATUS, OUTPUT_BASE, OUTPUT_MASK_PTRS are read, in one round trip', async () => {
     const r = await rig('skylake');
     const { s } = await opened(r);
     await s.start();
@@ -59,7 +59,7 @@ describe('disable sequence', () => {
     await s.programmer.disable();
     const lines = r.target.lines.slice(mark);
     expect([ops(r, mark), new Set(lines.map((l) => r.target.roundTripOf[l.seq])).size])
-      .toEqual([['wrmsr 0x570', 'rdmsr 0x571', 'rdmsr 0x560', 'rdmsr 0x561'], 1]);
+      .toEqual([['wrmsr 0x570', 'rdmsr 0x570', 'rdmsr 0x571', 'rdmsr 0x560', 'rdmsr 0x561'], 1]);
   });
   test('enable writes TraceEn=0, STATUS, both output pointers, CR3_MATCH and the range, then CTL with TraceEn=1', async () => {
     const r = await rig('skylake');

@@ -27,7 +27,7 @@ export interface Rig {
 export async function rig(profile: ProfileName | CpuProfile, o: { topa?: TopaOptions; maxContiguous?: number } = {}): Promise<Rig> {
   const sim = await SimTarget.create({ profile, memory: { ramSize: 64 * 2 ** 20, maxContiguous: o.maxContiguous ?? 2 ** 20 } });
   const f = sim.unit(0);
-  const out = new OutputUnit(f, sim.phys, o.topa);
+  const out = new OutputUnit(f, sim.phys, o.topa, sim.guardOf(0));
   const r: Rig = { sim, target: new RecordingTarget(sim, () => 0), out, pending: [], fed: [] };
   f.onPmi = () => r.pending.push({ kind: 'pmi', cpu: 0, globalStatus: f.globalStatus, ctl: f.ctl, status: f.status, acked: false, traceEnCleared: false });
   return r;

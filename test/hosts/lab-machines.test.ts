@@ -107,7 +107,7 @@ describe.skipIf(env.skip)(`ptlab run --hosts on three stand-in lab machines${env
       sameTrace: Buffer.compare(await trace(join(out, 'lab1')), await trace(join(root, 'sim'))) === 0,
       files: ['lab1', 'lab2', 'lab3', 'lab1-hw', 'down'].map((h) => [h, existsSync(join(out, h, 'junit.xml')), existsSync(join(out, h, 'results.jsonl'))]),
       truth: existsSync(join(out, 'lab3', 'tracestop', 'skylake', 'truth.jsonl')),
-      summary: /lab2 .*INCOMPLETE: the target died during/.test(r.out) && /lab1-hw .*UNAVAILABLE/.test(r.out) && /lab3 .* 3 +3 +0 +0 +0 +complete/.test(r.out),
+      summary: /lab2 .*INCOMPLETE: the target died during/.test(r.out) && /lab1-hw .*UNAVAILABLE/.test(r.out) && /lab3 .* 3 +3 +0 +0 +0 +0 +complete/.test(r.out),
     }).toEqual({
       sim: 0, sameTrace: true, files: ['lab1', 'lab2', 'lab3', 'lab1-hw', 'down'].map((h) => [h, true, true]), truth: true, summary: true,
     });

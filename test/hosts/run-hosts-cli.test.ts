@@ -99,7 +99,7 @@ describe('hosts nobody answers on', () => {
       hosts: doc.hosts.map((h) => [h.name, h.target, h.status]), counts: doc.counts, runs: doc.runs.map((x) => x.host),
     }).toEqual({
       code: 3, exitCode: 3, dirs: [true, false, true],
-      hosts: [['a', 'ssh:a', 'unavailable'], ['c', 'ssh:c+model', 'unavailable']], counts: { runs: 2, passed: 0, failed: 0, skipped: 0, errors: 2 }, runs: ['a', 'c'],
+      hosts: [['a', 'ssh:a', 'unavailable'], ['c', 'ssh:c+model', 'unavailable']], counts: { runs: 2, passed: 0, failed: 0, corrupt: 0, skipped: 0, errors: 2 }, runs: ['a', 'c'],
     });
   }, 30_000);
 });
@@ -127,6 +127,7 @@ describe('the exit status over several hosts', () => {
   const base = { scenario: 's', target: 'ssh', profile: 'skylake', seed: 1 };
   const pass: ResultJson = { ...base, verdict: 'pass', expectations: [{ name: 'x', ok: true, detail: '' }], figures: {} };
   const fail: ResultJson = { ...base, verdict: 'fail', reason: 'x: no', expectations: [{ name: 'x', ok: false, detail: 'no' }], figures: {} };
+  const corrupt: ResultJson = { ...pass, verdict: 'corrupt', reason: 'PT reached memory the driver does not own (trace-write): x', corrupt: [{ kind: 'trace-write', cpu: 0, addr: '0x1000', length: 8, detail: 'x' }] };
   const host = (status: HostRun['status'], r: ResultJson): HostRun => ({
     host: { name: 'h', host: 'h', port: 22, user: 'root', key: '', knownHost: '', tags: [], pt: 'model', connectTimeoutMs: 1000, index: 0 },
     out: 'o', status, timed: [{ result: status === 'complete' ? r : errorResult(base, 'not run: x'), ms: 0 }], ...(status === 'complete' ? {} : { reason: 'x' }),
@@ -136,6 +137,7 @@ describe('the exit status over several hosts', () => {
   test.for([
     { what: 'every host passed', o: of(host('complete', pass), host('complete', pass)), want: 0 },
     { what: 'a verdict failed on a host that ran to its end', o: of(host('complete', pass), host('complete', fail)), want: 1 },
+    { what: 'a run was corrupt on a host that ran to its end', o: of(host('complete', pass), host('complete', corrupt)), want: 1 },
     { what: 'a host died (incomplete), another failed a verdict', o: of(host('incomplete', pass), host('complete', fail)), want: 4 },
     { what: 'a host unavailable, another passed', o: of(host('unavailable', pass), host('complete', pass)), want: 4 },
     { what: 'every host unavailable', o: of(host('unavailable', pass), host('unavailable', pass)), want: 3 },

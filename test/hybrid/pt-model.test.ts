@@ -190,6 +190,21 @@ describe.skipIf(env.skip)(`a QEMU guest with the model attached (--pt model)${en
     });
   });
 
+  describe('the memory oracle over guest RAM (docs/design.md "The memory oracle")', () => {
+    test('a module buffer freed while the model traces into it is free-while-tracing; module buffers are the driver\'s memory', async () => {
+      const m = await fresh();
+      const s = await TraceSession.open(m, { output: { scheme: 'single-range', size: 64 * 1024 } });
+      await s.start();
+      const [buf] = qemu.moduleBuffers();
+      expect(m.model.phys.owns(buf!.base, 4096)).toBe(true);
+      // The bug the oracle exists for: a free with TraceEn still 1, through the run's target.
+      await m.phys.free({ base: buf!.base, size: 64 * 1024 });
+      expect(m.model.oracle.events.map((e) => [e.kind, e.addr])).toEqual([['free-while-tracing', buf!.base]]);
+      expect(m.model.phys.owns(buf!.base, 4096)).toBe(false);
+      await m.wrmsr(0, CTL, 0n);
+    });
+  });
+
   describe('agreement with the sim target (same seed, workload and programming)', () => {
     const cases: readonly { name: string; req: TraceRequest; pmis: boolean; slice?: number }[] = [
       { name: 'single-range', req: { output: { scheme: 'single-range', size: 256 * 1024 } }, pmis: false },

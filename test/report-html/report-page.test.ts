@@ -12,16 +12,16 @@ import { CHROMIUM_PATH, chromiumInstalled, launchChromium } from '../../harness/
 import { writeSuiteReport } from '../../harness/report/html/write-report.js';
 import type { ResultJson } from '../../harness/report/result.js';
 import { tmpRoot } from '../scenarios/tmp.js';
-import { makeSuite, SUITE } from './suite.js';
+import { CORRUPT, corruptCopy, makeSuite, SUITE } from './suite.js';
 
 const SHOTS = resolve(import.meta.dirname, '../../build/report-screenshots');
 const NO_CHROMIUM = `the HTML report in chromium (skipped: ${CHROMIUM_PATH} is not installed; apt-get install -y chromium)`;
 
 describe.skipIf(!chromiumInstalled())(chromiumInstalled() ? 'the HTML report in chromium' : NO_CHROMIUM, () => {
-  let browser: Browser, url = '', results: ResultJson[] = [];
+  let browser: Browser, url = '', results: ResultJson[] = [], suite = '';
 
   beforeAll(async () => {
-    const suite = join(await tmpRoot('ptlab-report-html-'), 'suite');
+    suite = join(await tmpRoot('ptlab-report-html-'), 'suite');
     results = await makeSuite(suite);
     url = pathToFileURL(await writeSuiteReport(suite)).href;
     await mkdir(SHOTS, { recursive: true });
@@ -29,8 +29,8 @@ describe.skipIf(!chromiumInstalled())(chromiumInstalled() ? 'the HTML report in 
   }, 120_000);
   afterAll(async () => { await browser?.close(); });
 
-  /** A fresh page at `hash`, with every request, console error and page error recorded. */
-  async function open(hash = ''): Promise<{ page: Page; requests: string[]; errors: string[] }> {
+  /** A fresh page at `hash` (of the page at `at`), with every request, console error and page error recorded. */
+  async function open(hash = '', at = url): Promise<{ page: Page; requests: string[]; errors: string[] }> {
     // bypassCSP: the page's own policy would block a request before it is made; without it, any attempt shows.
     const context = await browser.newContext({ viewport: { width: 1200, height: 800 }, bypassCSP: true });
     const page = await context.newPage();
@@ -38,7 +38,7 @@ describe.skipIf(!chromiumInstalled())(chromiumInstalled() ? 'the HTML report in 
     page.on('request', (r) => requests.push(r.url()));
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${url}${hash}`, { waitUntil: 'load' });
+    await page.goto(`${at}${hash}`, { waitUntil: 'load' });
     return { page, requests, errors };
   }
 
@@ -102,6 +102,21 @@ describe.skipIf(!chromiumInstalled())(chromiumInstalled() ? 'the HTML report in 
     const { page } = await open(`#${SUITE.passing.id}`);
     const text = await page.locator(`#${SUITE.passing.id} table.topa`).first().textContent();
     expect([text?.includes('INT'), text?.includes('STOP'), text?.includes('END')]).toEqual([true, true, true]);
+    await page.context().close();
+  });
+
+  test('a corrupt run\'s section lists the memory oracle\'s events and the leaked buffers', async () => {
+    const copy = join(suite, '..', 'corrupt');
+    await corruptCopy(suite, copy);
+    const { page, errors } = await open(`#${SUITE.failing.id}`, pathToFileURL(await writeSuiteReport(copy)).href);
+    const events = page.locator(`#${SUITE.failing.id}-corrupt table.corrupt tbody tr`);
+    await events.first().waitFor({ state: 'visible', timeout: 10_000 });
+    const row = (t: string) => page.locator(`#${SUITE.failing.id} table.${t} tbody tr`).first().locator('td').allTextContents();
+    expect([await events.count(), await row('corrupt'), await row('leaked'), errors]).toEqual([
+      1, [CORRUPT.event.kind, String(CORRUPT.event.cpu), CORRUPT.event.addr, '64 B', CORRUPT.event.detail],
+      [CORRUPT.leaked.base, '4 KiB', CORRUPT.leaked.role], [],
+    ]);
+    await page.locator(`#${SUITE.failing.id}`).screenshot({ path: join(SHOTS, 'corrupt-section.png') });
     await page.context().close();
   });
 

@@ -13,7 +13,7 @@ import type { RunView, SuiteView } from '../../harness/report/html/view-model.js
 import { writeSuiteReport } from '../../harness/report/html/write-report.js';
 import type { ResultJson } from '../../harness/report/result.js';
 import { tmpRoot } from '../scenarios/tmp.js';
-import { makeSuite, SUITE } from './suite.js';
+import { CORRUPT, corruptCopy, makeSuite, SUITE } from './suite.js';
 
 let root = '', suite = '', results: ResultJson[] = [], view: SuiteView;
 beforeAll(async () => {
@@ -128,6 +128,39 @@ describe('damaged run directories', () => {
     const v = await suiteView(bare);
     const icelake = v.runs.find((r) => r.summary.scenario === 'topa-grow' && r.summary.profile === 'icelake')!;
     expect([v.runs.length, v.problems.map((p) => `${p.file} ${p.problem}`), icelake.summary.verdict]).toEqual([results.length, ['results.jsonl missing'], 'missing']);
+  });
+});
+
+describe('a corrupt run (the memory oracle\'s verdict)', () => {
+  let corrupt = '', v: SuiteView;
+  beforeAll(async () => {
+    corrupt = join(root, 'corrupt');
+    await corruptCopy(suite, corrupt);
+    v = await suiteView(corrupt);
+  });
+  const section = (): RunView => v.runs.find((r) => r.summary.id === SUITE.failing.id)!;
+
+  test('its section holds the events of result.json and the leaked buffers', () => {
+    const s = section();
+    expect([s.summary.verdict, s.detail!.corrupt, s.detail!.leaked, s.detail!.problems]).toEqual(['corrupt', [CORRUPT.event], [CORRUPT.leaked], []]);
+  });
+
+  test('its excerpt is centred on the first corrupt line, not on the first PMI', () => {
+    const d = section().detail!;
+    const x = d.excerpt!;
+    expect([d.pmi.pmis[0]!.line > CORRUPT.line, x.at, x.why, x.lines.find((l) => l.n === x.at)?.text.includes('"op":"corrupt"')])
+      .toEqual([true, CORRUPT.line, expect.stringContaining('corrupt line') as unknown as string, true]);
+  });
+
+  test('the page: its matrix cell is corrupt, the header counts it apart, and the not-passed list names it first', async () => {
+    const html = await readFile(await writeSuiteReport(corrupt), 'utf8');
+    const notPassed = /<section id="failures">.*?<\/section>/s.exec(html)?.[0] ?? '';
+    expect([
+      html.includes(`<td class="v-corrupt" title="${SUITE.failing.scenario} on sim:${SUITE.failing.profile}: corrupt`),
+      html.includes('<span class="badge v-corrupt">1 corrupt</span>'),
+      /<li><a href="#([^"]+)">/.exec(notPassed)?.[1],
+      html.includes(`<details class="run v-corrupt" id="${SUITE.failing.id}">`),
+    ]).toEqual([true, true, SUITE.failing.id, true]);
   });
 });
 

@@ -13,6 +13,7 @@ import { flowLines } from '../../driver/decode/flow/flow-decoder.js';
 import { ImageSet } from '../../driver/decode/flow/image.js';
 import { flowJsonLine } from '../../driver/decode/flow/record.js';
 import { main } from '../../harness/cli/main.js';
+import { resultJsonText, verdictOf, withCorruption, type ResultJson } from '../../harness/report/result.js';
 import { tmpRoot } from '../scenarios/tmp.js';
 import { anyPacket } from '../decode/arbitrary.js';
 
@@ -89,6 +90,40 @@ describe('packet JSON of arbitrary packets and bytes', () => {
       dumpJson(new Uint8Array([...encodePackets(packets), ...junk]), (l) => docs.push(JSON.parse(l)));
       return invalid(S.packet, docs).length === 0;
     }), { numRuns: 300 });
+  });
+});
+
+describe('the memory oracle in result.json and transcript.jsonl', () => {
+  const event = { kind: 'free-while-tracing', cpu: 1, addr: '0x7000', length: 4096, detail: 'output region 0x7000+4096 freed while CPU 1 had TraceEn=1' };
+  const judged: ResultJson = {
+    scenario: 'topa-grow', target: 'sim', profile: 'skylake', seed: 1, ...verdictOf([{ name: 'a', ok: true, detail: 'd' }]),
+    expectations: [{ name: 'a', ok: true, detail: 'd' }], figures: { bytes: 1 },
+  };
+  const corrupt = { ...withCorruption(judged, [event]), leaked: [{ base: '0x9000', size: 4096, role: 'ToPA table' }] };
+
+  test('a corrupt result.json with its events and a leaked buffer validates', () => {
+    const doc = JSON.parse(resultJsonText(corrupt)) as Record<string, unknown>;
+    expect([doc.verdict, invalid(S.result, [doc])]).toEqual(['corrupt', []]);
+  });
+
+  test('a pass with a leaked buffer but no corrupt event validates', () => {
+    expect(invalid(S.result, [JSON.parse(resultJsonText({ ...judged, leaked: corrupt.leaked })) as unknown])).toEqual([]);
+  });
+
+  test('a corrupt transcript line validates', () => {
+    const line = { seq: 7, t_us: 12, cpu: 1, op: 'corrupt', value: event.kind, addr: event.addr, length: event.length, result: event.detail };
+    expect(invalid(S.transcript, [line])).toEqual([]);
+  });
+
+  test.for([
+    { name: 'result', doc: { ...corrupt, corrupt: undefined }, why: 'a corrupt verdict without its events' },
+    { name: 'result', doc: { ...corrupt, corrupt: [{ ...event, kind: 'scribble' }] }, why: 'an event of no known kind' },
+    { name: 'result', doc: { ...corrupt, corrupt: [{ ...event, addr: 28672 }] }, why: 'an event address that is not hex' },
+    { name: 'result', doc: { ...corrupt, leaked: [{ base: '0x9000', size: -1, role: 'ToPA table' }] }, why: 'a leaked buffer of negative size' },
+    { name: 'transcript', doc: { seq: 0, t_us: 0, cpu: 0, op: 'corrupt', value: 'trace-write', addr: '0x7000', result: 'x' }, why: 'a corrupt line without its length' },
+    { name: 'transcript', doc: { seq: 0, t_us: 0, cpu: 0, op: 'corrupt', value: 'trace-write', addr: '0x7000', length: -8, result: 'x' }, why: 'a negative length' },
+  ] as const)('rejected: $why', ({ name, doc }) => {
+    expect(S[name](JSON.parse(JSON.stringify(doc)))).toBe(false);
   });
 });
 

@@ -1,7 +1,7 @@
 // junit.xml against the JUnit schema CI servers read (docs/schemas/junit.xsd: the Jenkins JUnit
 // structure with tests, failures, errors, skipped and time required), validated by xmllint
-// (Debian libxml2-utils, installed by .ci/run): a suite of passes, failures, skips and target
-// errors, an incomplete suite, and a seed sweep. A file without `errors` must not validate.
+// (Debian libxml2-utils, installed by .ci/run): a suite of passes, failures, corrupt runs, skips
+// and target errors, an incomplete suite, and a seed sweep. A file without `errors` must not validate.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -19,6 +19,11 @@ const RUNS: ResultJson[] = [
   { ...base, profile: 'icelake', verdict: 'fail', reason: 'x: y', expectations: [{ name: 'a <check> & "quote"', ok: false, detail: 'got\u0001 1' }], figures: {} },
   { ...base, profile: 'broadwell', verdict: 'skip', reason: 'no multi-entry ToPA', expectations: [], figures: {} },
   errorResult({ ...base, profile: 'full' }, 'the target died: QEMU exited (killed by SIGKILL)'),
+  {
+    ...base, profile: 'tigerlake', verdict: 'corrupt', reason: 'PT reached memory the driver does not own (topa-read): <END> & "beyond"',
+    expectations: [{ name: 'ledger balances', ok: true, detail: 'written 0 = collected 0 + lost 0' }], figures: {},
+    corrupt: [{ kind: 'topa-read', cpu: 0, addr: '0x8000', length: 8, detail: 'END → 0x8000, a freed table' }],
+  },
 ];
 
 /** xmllint's verdict on `xml` against the schema. */
@@ -31,7 +36,7 @@ async function validate(name: string, xml: string): Promise<{ code: number; said
 
 describe('junit.xml and the JUnit schema (xmllint)', () => {
   test.for([
-    { what: 'a suite with a pass, a failure, a skip and a target error', xml: () => junitXml(RUNS.map((result, i) => ({ result, ms: 10 * i }))) },
+    { what: 'a suite with a pass, a failure, a skip, a target error and a corrupt run', xml: () => junitXml(RUNS.map((result, i) => ({ result, ms: 10 * i }))) },
     { what: 'an incomplete suite', xml: () => junitXml(RUNS.slice(0, 1), 'interrupted after 1 of 240 runs') },
     { what: 'a seed sweep, incomplete', xml: () => junitSweepXml(RUNS.map((r, i) => ({ ...r, seed: i + 1, profile: 'skylake' })), 'the target died') },
     { what: 'an empty suite', xml: () => junitXml([]) },
@@ -43,6 +48,12 @@ describe('junit.xml and the JUnit schema (xmllint)', () => {
     const xml = junitXml(RUNS.slice(0, 1)).replace(/ errors="\d+"/g, '');
     const r = await validate('no-errors.xml', xml);
     expect([r.code, /errors.*is required/.test(r.said)]).toEqual([3, true]);
+  });
+
+  test('a corrupt run is a <failure type="corrupt">, counted in failures, never in errors', () => {
+    const xml = junitXml([{ result: RUNS[4]!, ms: 5 }]);
+    expect([/<failure type="corrupt" message="PT reached memory the driver does not own \(topa-read\): &lt;END&gt; &amp; &quot;beyond&quot;"\/>/.test(xml),
+      /<testsuites [^>]*failures="1" errors="0"/.test(xml)]).toEqual([true, true]);
   });
 
   test('a target error is an <error>, counted in errors, never in failures', () => {

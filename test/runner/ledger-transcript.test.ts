@@ -66,9 +66,9 @@ describe('the transcript', () => {
     expect([pmis.length, pmis.every((i) => i > start && i < exit)]).toEqual([r.figures.pmis, true]);
   });
 
-  test('the run ends with the disable sequence (TraceEn=0, STATUS and both output pointers read), then GLOBAL_STATUS read for a pending PMI', async () => {
+  test('the run ends with the disable sequence (TraceEn=0, CTL read back, STATUS and both output pointers read), then GLOBAL_STATUS read for a pending PMI', async () => {
     const t = (await transcript('topa-grow')).filter((l) => l.op !== 'free');
-    expect(t.slice(-5).map((l) => `${l.op} ${l.msr}`)).toEqual(['wrmsr 0x570', 'rdmsr 0x571', 'rdmsr 0x560', 'rdmsr 0x561', 'rdmsr 0x38e']);
+    expect(t.slice(-6).map((l) => `${l.op} ${l.msr}`)).toEqual(['wrmsr 0x570', 'rdmsr 0x570', 'rdmsr 0x571', 'rdmsr 0x560', 'rdmsr 0x561', 'rdmsr 0x38e']);
   });
 
   test('a context-switching run has its XSAVES and XRSTORS in the transcript', async () => {

@@ -1,12 +1,18 @@
-// result.json verdict rules, junit.xml escaping and the summary table.
+// result.json verdict rules, junit.xml escaping, the summary table, the counts of `ptlab run
+// --json`, and results.jsonl; a corrupt run (the memory oracle's verdict) through each of them.
 import { describe, expect, test } from 'vitest';
-import { junitSweepXml, junitXml, xmlEscape } from '../../harness/report/junit.js';
+import { CORRUPT_CASE, junitSweepXml, junitXml, xmlEscape } from '../../harness/report/junit.js';
+import { parseResultsIndex, resultsIndexText } from '../../harness/report/results-index.js';
 import { resultJsonText, verdictOf, type ResultJson } from '../../harness/report/result.js';
-import { failuresPerThousand, summaryTable, sweepTable } from '../../harness/report/summary.js';
+import { failuresPerThousand, summaryTable, sweepTable, verdictCounts } from '../../harness/report/summary.js';
 
 const ok = { name: 'a', ok: true, detail: 'fine' };
 const bad = { name: 'b', ok: false, detail: 'got 1, want 2' };
 const run = (over: Partial<ResultJson>): ResultJson => ({ scenario: 's', target: 'sim', profile: 'skylake', seed: 1, verdict: 'pass', expectations: [ok], figures: {}, ...over });
+const event = { kind: 'trace-write', cpu: 0, addr: '0x7000', length: 64, detail: 'output region 0x7000+64 was freed while TraceEn=1' };
+/** A corrupt run whose expectations all held: the memory oracle alone fails it. */
+const corrupt = (over: Partial<ResultJson> = {}): ResultJson =>
+  run({ verdict: 'corrupt', reason: `PT reached memory the driver does not own (trace-write): ${event.detail}`, corrupt: [event], ...over });
 
 describe('verdicts', () => {
   test('all expectations hold: pass', () => {
@@ -51,6 +57,21 @@ describe('junit.xml', () => {
   });
 });
 
+describe('junit.xml of a corrupt run', () => {
+  test('a corrupt run whose expectations held is a failure of type corrupt, counted in failures', () => {
+    const xml = junitXml([{ result: corrupt(), ms: 100 }]);
+    expect([xml.match(/<testsuite [^>]*>/)?.[0], new RegExp(`name="${CORRUPT_CASE}" time="0.050">\\s*<failure type="corrupt" message="PT reached memory the driver does not own \\(trace-write\\)`).test(xml),
+      xml.match(/<testsuites [^>]*>/)?.[0]]).toEqual([
+      '<testsuite name="s@sim:skylake" tests="2" failures="1" errors="0" skipped="0" time="0.100">', true,
+      '<testsuites name="ptlab" tests="2" failures="1" errors="0" skipped="0" time="0.100">',
+    ]);
+  });
+  test('a corrupt seed of a sweep is a failure of type corrupt, counted in failures, never in errors', () => {
+    const xml = junitSweepXml([run({ seed: 1 }), corrupt({ seed: 2 })]);
+    expect([(xml.match(/<failure type="corrupt" /g) ?? []).length, xml.includes('tests="2" failures="1" errors="0" skipped="0"')]).toEqual([1, true]);
+  });
+});
+
 describe('the summary table', () => {
   test('has a row per scenario, a column per profile, and the counts', () => {
     const t = summaryTable([run({}), run({ profile: 'full', verdict: 'fail' }), run({ scenario: 't', verdict: 'skip' })]);
@@ -59,6 +80,36 @@ describe('the summary table', () => {
   });
   test('ends with passed, failed and skipped counts', () => {
     expect(summaryTable([run({}), run({ profile: 'full', verdict: 'fail' })])).toContain('2 runs: 1 passed, 1 failed, 0 skipped');
+  });
+  test('a corrupt run shows as CORRUPT, and the totals count it apart from the failed runs', () => {
+    const t = summaryTable([run({}), run({ profile: 'full', verdict: 'fail' }), corrupt({ profile: 'icelake' })]);
+    expect([t.split('\n').find((l) => l.startsWith('s '))?.split(/\s+/), t.includes('3 runs: 1 passed, 1 failed, 1 corrupt, 0 skipped')])
+      .toEqual([['s', 'pass', 'FAIL', 'CORRUPT'], true]);
+  });
+});
+
+describe('the counts of ptlab run --json', () => {
+  test('one count per verdict in the order summaries list them, corrupt apart from failed', () => {
+    const c = verdictCounts([run({}), run({ verdict: 'fail' }), corrupt(), corrupt(), run({ verdict: 'skip' }), run({ verdict: 'error' })]);
+    expect([c, Object.keys(c)]).toEqual([{ runs: 6, passed: 1, failed: 1, corrupt: 2, skipped: 1, errors: 1 }, ['runs', 'passed', 'failed', 'corrupt', 'skipped', 'errors']]);
+  });
+});
+
+describe('results.jsonl', () => {
+  const leaked = [{ base: '0x9000', size: 4096, role: 'ToPA table' }];
+  test('a result with corrupt and leaked reads back as it was written', () => {
+    const timed = [{ result: corrupt({ leaked, libipt: { ptdump: 'ptdump trace.pt', ptxed: 'ptxed --pt trace.pt' } }), ms: 12 }, { result: run({ seed: 2 }), ms: 3 }];
+    expect(parseResultsIndex(resultsIndexText(timed))).toEqual(timed);
+  });
+  test('corrupt and leaked come after figures and before libipt, as in result.json', () => {
+    const line = resultsIndexText([{ result: corrupt({ leaked, libipt: { ptdump: 'ptdump x', ptxed: 'ptxed x' } }), ms: 1 }]);
+    expect(Object.keys(JSON.parse(line) as object)).toEqual([
+      ...Object.keys(JSON.parse(resultJsonText(corrupt({ leaked, libipt: { ptdump: 'ptdump x', ptxed: 'ptxed x' } }))) as object), 'ms',
+    ]);
+  });
+  test('a line whose corrupt is not a list is refused', () => {
+    const line = resultsIndexText([{ result: corrupt(), ms: 1 }]).replace(/"corrupt":\[[^\]]*\]/, '"corrupt":"yes"');
+    expect(() => parseResultsIndex(line)).toThrow(/line 1: not a result/);
   });
 });
 
@@ -78,6 +129,11 @@ describe('the sweep report', () => {
   });
   test('no run made: 0 failures per 1,000', () => {
     expect(failuresPerThousand([])).toBe('0');
+  });
+  test('a corrupt seed counts as a failure of its cell and per 1,000 runs, is marked in the failing seeds, and counted apart in the totals', () => {
+    const t = sweepTable([run({ seed: 1 }), run({ seed: 2, verdict: 'fail', reason: 'x' }), corrupt({ seed: 3 }), run({ seed: 4 })]);
+    expect([/^s +2\/4$/m.test(t), t.includes('  s sim:skylake: 2, 3 (corrupt)'), t.includes('4 runs over seeds 1-4: 2 passed, 1 failed, 1 corrupt, 0 skipped; 500 failures per 1,000 runs')])
+      .toEqual([true, true, true]);
   });
   test('the failing seeds of a cell are listed, the first ten and how many more', () => {
     const many = Array.from({ length: 13 }, (_, i) => run({ seed: i + 1, verdict: 'fail', reason: 'x' }));

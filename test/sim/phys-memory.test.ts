@@ -60,12 +60,20 @@ describe('allocation', () => {
 describe('read and write', () => {
   test('data written across a page boundary reads back', async () => {
     const m = mem();
+    const r = await m.alloc(8192, 4096);
     const data = Uint8Array.from({ length: 300 }, (_, i) => i & 0xff);
-    await m.write(0x20_0f80n, data);
-    expect(await m.read(0x20_0f80n, 300)).toEqual(data);
+    await m.write(r.base + 0xf80n, data);
+    expect(await m.read(r.base + 0xf80n, 300)).toEqual(data);
   });
-  test('never-written RAM reads as zeros', async () => {
-    expect(await mem().read(0x30_0000n, 16)).toEqual(new Uint8Array(16));
+  test('never-written RAM reads as zeros (the CPU\'s access, which reaches all of RAM)', async () => {
+    expect(mem().readNow(0x30_0000n, 16)).toEqual(new Uint8Array(16));
+  });
+  test('the driver\'s reads and writes reach only allocated regions, as on a real target', async () => {
+    const m = mem();
+    const r = await m.alloc(4096, 4096);
+    await expect(m.read(r.base + 4096n, 1)).rejects.toMatchObject({ code: 'bad_address' });
+    await expect(m.write(r.base - 1n, new Uint8Array(2))).rejects.toMatchObject({ code: 'bad_address' });
+    expect([m.owns(r.base, 4096), m.owns(r.base + 1n, 4096), m.owns(r.base + 4096n, 1)]).toEqual([true, false, false]);
   });
   test.for([
     { addr: 64n * 2n ** 20n, len: 1 },
@@ -77,10 +85,10 @@ describe('read and write', () => {
     await expect(m.read(addr, len)).rejects.toSatisfy((e) => e instanceof PtError && e.code === 'bad_address');
     await expect(m.write(addr, new Uint8Array(len))).rejects.toSatisfy((e) => e instanceof PtError && e.code === 'bad_address');
   });
-  test('the last byte of RAM is accessible', async () => {
+  test('the last byte of RAM is accessible to the CPU', async () => {
     const m = mem();
-    await m.write(64n * 2n ** 20n - 1n, new Uint8Array([7]));
-    expect(await m.read(64n * 2n ** 20n - 1n, 1)).toEqual(new Uint8Array([7]));
+    m.writeNow(64n * 2n ** 20n - 1n, new Uint8Array([7]));
+    expect(m.readNow(64n * 2n ** 20n - 1n, 1)).toEqual(new Uint8Array([7]));
   });
   test('an aborted signal rejects with PtError aborted', async () => {
     const ac = new AbortController();

@@ -1,5 +1,6 @@
 // `ptlab diff A B [--json] [--timing]` and `ptlab diff --suite A B`: two run directories (or two
-// suite directories) compared: verdicts and expectations, transcripts (addresses by role, no
+// suite directories) compared: verdicts and expectations, the memory oracle's corrupt events and
+// leaked buffers, transcripts (addresses by role, no
 // timestamps), packets (timing packets left out unless --timing), flow and loss ledgers
 // (harness/diff/). Exit 0 when equal, 1 when they differ, 2 for bad usage or unreadable input.
 import { PtError } from '../../../driver/base/errors.js';
@@ -10,7 +11,7 @@ import type { CliIo } from '../main.js';
 
 export const DIFF_USAGE = 'usage: ptlab diff RUN_A RUN_B [--json] [--timing]\n' +
   '       ptlab diff --suite SUITE_A SUITE_B [--json] [--timing]\n' +
-  '  compares verdicts and expectations, transcripts (physical addresses by buffer role, no timestamps),\n' +
+  '  compares verdicts and expectations, corrupt events and leaked buffers, transcripts (physical addresses by buffer role, no timestamps),\n' +
   '  packets (timing packets left out unless --timing), flow and loss ledgers; prints the first divergence\n' +
   '  of each section. exit 0: equal; 1: they differ; 2: bad usage or not a run/suite directory\n';
 

@@ -2,11 +2,12 @@
 // --shard i/n` into the suite an unsharded run writes (harness/merge/, docs/sharding.md): run
 // directories hard-linked (copied across file systems, or with --copy), one junit.xml, one
 // results.jsonl, and the summary table on stdout. Exit as `ptlab run`: 0 every verdict passed, 1 a
-// verdict failed, 4 a shard stopped early (incomplete) or a file could not be written; 2 when the
+// verdict failed (fail or corrupt), 4 a shard stopped early (incomplete) or a file could not be written; 2 when the
 // shards do not belong together (missing, given twice, another matrix, a cell held twice), or for
 // a bad command line: then nothing is written.
 import { PtError } from '../../../driver/base/errors.js';
 import { mergeShards, type MergeRequest } from '../../merge/merge.js';
+import { isFailure } from '../../report/result.js';
 import { summaryTable, sweepTable } from '../../report/summary.js';
 import { commandArgs, parseCommandLine, UsageError, type OptionSpec } from '../args.js';
 import { EXIT, EXIT_TABLE } from '../exit-codes.js';
@@ -56,7 +57,7 @@ export async function mergeCommand(argv: string[], io: CliIo): Promise<number> {
       `merged ${set.count} shard(s) of ${set.cells} cells (${set.fingerprint.slice(0, 19)}…): ${results.length} runs; ` +
       `run files ${placed.linked} hard-linked, ${placed.copied} copied → ${req.out}, junit: ${req.out}/junit.xml${report ? `\nreport: ${report}` : ''}`);
     if (m.incomplete) return EXIT.incomplete;
-    return results.some((r) => r.verdict === 'fail') ? EXIT.failed : EXIT.ok;
+    return results.some((r) => isFailure(r.verdict)) ? EXIT.failed : EXIT.ok;
   } catch (e) {
     if (e instanceof PtError && e.code === 'aborted' && stop.status !== undefined) {
       io.err(`ptlab merge: ${e.message}`);

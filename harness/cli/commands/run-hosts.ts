@@ -5,10 +5,12 @@
 // over all hosts (docs/exit-codes.md, docs/hosts.md "Exit status").
 import { PtError } from '../../../driver/base/errors.js';
 import { checkHostFiles } from '../../hosts/host-files.js';
-import { countsOf, hostsSummary, hostTarget } from '../../hosts/hosts-summary.js';
+import { hostsSummary, hostTarget } from '../../hosts/hosts-summary.js';
 import { readInventory, type LabHost } from '../../hosts/inventory.js';
 import { runHosts, type HostsOutcome } from '../../hosts/run-hosts.js';
 import { parseTags, selectHosts } from '../../hosts/select.js';
+import { isFailure } from '../../report/result.js';
+import { verdictCounts } from '../../report/summary.js';
 import type { SuitePlan } from '../../runner/suite.js';
 import { EXIT, STOP_SIGNALS, type StopSignal } from '../exit-codes.js';
 import { writeReportAfter } from '../suite-report.js';
@@ -57,7 +59,7 @@ export function exitOfHosts(o: HostsOutcome, signal: StopSignal | undefined): nu
   if (signal !== undefined) return STOP_SIGNALS[signal];
   if (o.hosts.every((h) => h.status === 'unavailable')) return EXIT.unavailable;
   if (o.writeError !== undefined || o.hosts.some((h) => h.status !== 'complete')) return EXIT.incomplete;
-  return o.hosts.some((h) => h.timed.some((t) => t.result.verdict === 'fail')) ? EXIT.failed : EXIT.ok;
+  return o.hosts.some((h) => h.timed.some((t) => isFailure(t.result.verdict))) ? EXIT.failed : EXIT.ok;
 }
 
 /** `ptlab run … --hosts FILE`: after the command line was parsed. */
@@ -106,9 +108,9 @@ export async function runHostsCommand(plan: HostsRunRequest, io: CliIo, stop: St
       out: plan.out, inventory: plan.hosts.file, ...(plan.hosts.tags ? { tags: plan.hosts.tags } : {}), seeds: { from: plan.seed, to: plan.lastSeed ?? plan.seed },
       hosts: outcome.hosts.map((h) => ({
         name: h.host.name, target: hostTarget(h.host), status: h.status, ...(h.reason === undefined ? {} : { reason: h.reason }), out: h.out,
-        counts: countsOf(h.timed.map((t) => t.result)),
+        counts: verdictCounts(h.timed.map((t) => t.result)),
       })),
-      counts: countsOf(all), exitCode: code, junit: `${plan.out}/junit.xml`, ...(report ? { report } : {}),
+      counts: verdictCounts(all), exitCode: code, junit: `${plan.out}/junit.xml`, ...(report ? { report } : {}),
       runs: all.map((r) => ({ host: r.host, scenario: r.scenario, target: r.target, profile: r.profile, seed: r.seed, verdict: r.verdict, ...(r.reason === undefined ? {} : { reason: r.reason }) })),
     }));
     return code;

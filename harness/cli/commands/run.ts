@@ -30,9 +30,9 @@
 // options.
 //
 // Without --cpu every model profile runs (a scenario that does not apply to a profile records a
-// "skip" with its reason). Exit 0 when nothing failed, 1 when a verdict is "fail", 2 for bad input
-// (then nothing is written), 3 when the target is unavailable or refuses (no QEMU, no image, no
-// PT, SSH failed), 130 when interrupted.
+// "skip" with its reason). Exit 0 when nothing failed, 1 when a verdict is "fail" or "corrupt", 2
+// for bad input (then nothing is written), 3 when the target is unavailable or refuses (no QEMU, no
+// image, no PT, SSH failed), 130 when interrupted.
 import { PtError } from '../../../driver/base/errors.js';
 import { driverFault, type DriverFault } from '../../../driver/faults.js';
 import type { AccelRequest } from '../../qemu/accel.js';
@@ -44,7 +44,8 @@ import { knob, type KnobName } from '../../sim/knobs/knobs.js';
 import { capsOf, getProfile, PROFILE_NAMES, type ProfileName } from '../../sim/profiles.js';
 import { findScenario, SCENARIOS } from '../../scenarios/index.js';
 import type { Scenario, TargetKind } from '../../scenarios/scenario.js';
-import { summaryTable, sweepTable } from '../../report/summary.js';
+import { isFailure } from '../../report/result.js';
+import { summaryTable, sweepTable, verdictCounts } from '../../report/summary.js';
 import { RESULTS_FILE } from '../../report/results-index.js';
 import type { ShardSpec } from '../../runner/shard.js';
 import { parseCommandLine, UsageError, type OptionSpec } from '../args.js';
@@ -222,7 +223,7 @@ interface JsonRun {
 function exitOf(outcome: SuiteOutcome, signal: StopSignal | undefined): number {
   if (signal !== undefined) return STOP_SIGNALS[signal];
   if (outcome.incomplete || outcome.junitError || outcome.indexError) return EXIT.incomplete;
-  return outcome.results.some((r) => r.verdict === 'fail') ? EXIT.failed : EXIT.ok;
+  return outcome.results.some((r) => isFailure(r.verdict)) ? EXIT.failed : EXIT.ok;
 }
 
 /** Catches the stop signals for the length of a suite: the first stops after the current run, the next stops the target at once. */
@@ -321,11 +322,10 @@ export async function runCommand(argv: string[], cli: CliIo): Promise<number> {
   const results = outcome.results;
   const report = await writeReportAfter(plan.out, io, 'run', outcome.sections);
   if (plan.json) {
-    const count = (v: string): number => results.filter((r) => r.verdict === v).length;
     const runs: JsonRun[] = results.map((r) => ({ scenario: r.scenario, target: r.target, profile: r.profile, seed: r.seed, verdict: r.verdict, ...(r.reason === undefined ? {} : { reason: r.reason }) }));
     io.out(JSON.stringify({
       out: plan.out, target: where, seeds: { from: plan.seed, to: plan.lastSeed ?? plan.seed }, ...(plan.shard ? { shard: plan.shard } : {}),
-      counts: { runs: results.length, passed: count('pass'), failed: count('fail'), skipped: count('skip'), errors: count('error') },
+      counts: verdictCounts(results),
       ...(outcome.incomplete ? { incomplete: outcome.incomplete } : {}), exitCode: code, junit: `${plan.out}/junit.xml`, ...(report ? { report } : {}), runs,
     }));
     return code;

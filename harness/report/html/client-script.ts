@@ -26,6 +26,19 @@ const SECTIONS = String.raw`
     return part('Expectations (' + d.expectations.length + (failed ? ', ' + failed + ' failed' : '') + ')', table(['', 'expectation', 'detail'], rows, 'expectations'));
   }
 
+  function memory(d, id) {
+    var c = d.corrupt || [], l = d.leaked || [];
+    var corrupt = c.length ? h('div', { id: id + '-corrupt' }, part('Memory oracle: PT reached memory the driver does not own (' + c.length + ')',
+      table(['kind', 'cpu', 'addr', 'bytes', 'detail'], c.map(function (x) {
+        return h('tr', { class: 'bad' }, h('td', {}, x.kind), h('td', {}, x.cpu), h('td', { class: 'mono' }, x.addr), h('td', {}, bytes(x.length)), h('td', { class: 'mono' }, x.detail));
+      }), 'corrupt'))) : null;
+    var leaked = l.length ? part('Leaked buffers: left allocated, tracing not confirmed off (' + l.length + ')',
+      table(['base', 'size', 'held'], l.map(function (x) {
+        return h('tr', {}, h('td', { class: 'mono' }, x.base), h('td', {}, bytes(x.size)), h('td', {}, x.role));
+      }), 'leaked')) : null;
+    return [corrupt, leaked];
+  }
+
   function excerpt(d) {
     var x = d.excerpt;
     if (!x) return null;
@@ -117,7 +130,7 @@ const SECTIONS = String.raw`
     }
     var later = [];
     body.replaceChildren();
-    [problems(d), expectations(d, det.id), excerpt(d), topa(d), fill(d, later), pmis(d, later), losses(d), figures(d), files(d, det)]
+    [problems(d), expectations(d, det.id), memory(d, det.id), excerpt(d), topa(d), fill(d, later), pmis(d, later), losses(d), figures(d), files(d, det)]
       .forEach(function (p) { add(body, p); });
     later.forEach(function (draw) {
       try { draw(); } catch (e) { add(body, h('p', { class: 'problems' }, 'a chart could not be drawn: ' + e.message)); }

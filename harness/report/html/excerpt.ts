@@ -1,10 +1,12 @@
-// The transcript excerpt of a run that failed or errored (docs/report.md "Transcript excerpt"). An
-// expectation names no transcript line, so the excerpt is centred on the first place the transcript
-// itself marks: the first fault line (a #GP or CPU fault); for an error, the last line recorded
-// before the target failed; otherwise the first PMI with its handling (the scenarios that fail
-// without a fault are mostly about the ToPA PMI), and without one the final stop.
+// The transcript excerpt of a run that failed, was corrupt or errored (docs/report.md "Transcript
+// excerpt"). An expectation names no transcript line, so the excerpt is centred on the first place
+// the transcript itself marks: for a corrupt run, the first `corrupt` line (where the model's memory
+// oracle saw PT reach memory the driver does not own); the first fault line (a #GP or CPU fault);
+// for an error, the last line recorded before the target failed; otherwise the first PMI with its
+// handling (the scenarios that fail without a fault are mostly about the ToPA PMI), and without one
+// the final stop.
 import { IA32_RTIT_CTL } from '../../../driver/hw/msrs.js';
-import type { Verdict } from '../result.js';
+import { isBad, type Verdict } from '../result.js';
 import { hexField, strField, type TLine } from './transcript-lines.js';
 import type { Excerpt } from './view-model.js';
 
@@ -17,9 +19,9 @@ const CTL_MSR = `0x${IA32_RTIT_CTL.address.toString(16)}`;
 /** Where the excerpt goes, and why there. */
 interface Anchor { readonly why: string; readonly from: number; readonly to: number; readonly at: number }
 
-/** The excerpt of a `fail` or `error` run; undefined for other verdicts or an empty transcript. */
+/** The excerpt of a `fail`, `corrupt` or `error` run; undefined for other verdicts or an empty transcript. */
 export function failureExcerpt(lines: readonly TLine[], verdict: Verdict, firstPmi?: { raised: number; handled?: number }): Excerpt | undefined {
-  if ((verdict !== 'fail' && verdict !== 'error') || lines.length === 0) return undefined;
+  if (!isBad(verdict) || lines.length === 0) return undefined;
   const a = anchorOf(lines, verdict, firstPmi);
   const cut = (s: string): string => (s.length > EXCERPT_BUDGET.chars ? `${s.slice(0, EXCERPT_BUDGET.chars)}…` : s);
   const shown = lines.filter((l) => l.n >= a.from && l.n <= a.to).slice(0, EXCERPT_BUDGET.lines);
@@ -28,6 +30,8 @@ export function failureExcerpt(lines: readonly TLine[], verdict: Verdict, firstP
 
 function anchorOf(lines: readonly TLine[], verdict: Verdict, firstPmi?: { raised: number; handled?: number }): Anchor {
   const around = (why: string, at: number, to = at): Anchor => ({ why, at, from: at - EXCERPT_BUDGET.before, to: to + EXCERPT_BUDGET.after });
+  const corrupt = verdict === 'corrupt' ? lines.find((l) => l.op === 'corrupt') : undefined;
+  if (corrupt) return around('the first corrupt line: PT reached memory the driver does not own', corrupt.n);
   const fault = lines.find((l) => l.op === 'fault' || l.f.fault !== undefined);
   if (fault) return around('the first fault line', fault.n);
   if (verdict === 'error') return around('the last line recorded before the target failed', lines[lines.length - 1]!.n);

@@ -4,8 +4,11 @@
 import { esc } from './escape.js';
 import type { RunSummary } from './view-model.js';
 
-/** Cell colour precedence: the worst verdict of a cell decides its colour and its link. */
-const WORST: readonly RunSummary['verdict'][] = ['fail', 'error', 'missing', 'pass', 'skip'];
+/**
+ * Cell colour precedence: the worst verdict of a cell decides its colour and its link. corrupt
+ * (PT wrote where it must not) is worse than fail.
+ */
+export const WORST: readonly RunSummary['verdict'][] = ['corrupt', 'fail', 'error', 'missing', 'pass', 'skip'];
 
 /** A column: a host (or none) and a target:profile. */
 interface Column { readonly host?: string; readonly label: string }

@@ -3,10 +3,11 @@
 // when the section opens) and drawn then by the page's script with the inlined chart library, so a
 // matrix of hundreds of runs opens fast. A Content-Security-Policy forbids every request the page
 // could make: it works offline, and a test can tell it makes none.
+import { isBad, VERDICTS } from '../result.js';
 import type { ChartLibrary } from './chart-library.js';
 import { CLIENT_SCRIPT } from './client-script.js';
 import { embedJson, esc } from './escape.js';
-import { matrixHtml } from './matrix.js';
+import { matrixHtml, WORST } from './matrix.js';
 import { PAGE_STYLE } from './page-style.js';
 import type { RunSummary, RunView, SuiteView } from './view-model.js';
 
@@ -47,15 +48,16 @@ export function reportPage(suite: SuiteView, chart: ChartLibrary, info: PageInfo
   ].join('\n');
 }
 
-/** A run gets a section when it has a directory, or when results.jsonl gives a reason worth reading (fail, error). */
+/** A run gets a section when it has a directory, or when results.jsonl gives a reason worth reading (fail, corrupt, error). */
 function hasSection(r: RunView): boolean {
-  return r.summary.dir !== undefined || r.summary.verdict === 'fail' || r.summary.verdict === 'error';
+  return r.summary.dir !== undefined || isBad(r.summary.verdict);
 }
 
-const VERDICTS: readonly RunSummary['verdict'][] = ['pass', 'fail', 'skip', 'error', 'missing'];
+/** The header's counts, in the order summaries list verdicts. */
+const COUNTED: readonly RunSummary['verdict'][] = [...VERDICTS, 'missing'];
 
 function headerHtml(suite: SuiteView, runs: readonly RunSummary[], info: PageInfo, chart: ChartLibrary): string {
-  const counts = VERDICTS.map((v) => [v, runs.filter((r) => r.verdict === v).length] as const).filter(([v, n]) => n > 0 || v === 'pass' || v === 'fail');
+  const counts = COUNTED.map((v) => [v, runs.filter((r) => r.verdict === v).length] as const).filter(([v, n]) => n > 0 || v === 'pass' || v === 'fail');
   const problems = suite.problems.map((p) => `<li>${esc(p.file)}: ${esc(p.problem)} — ${esc(p.detail)}</li>`).join('');
   return `<header><h1>ptlab report</h1><p class="meta">suite <code>${esc(suite.dir)}</code> · ${runs.length} runs: ` +
     `${counts.map(([v, n]) => `<span class="badge v-${v}">${n} ${v}</span>`).join(' ')}` +
@@ -63,9 +65,10 @@ function headerHtml(suite: SuiteView, runs: readonly RunSummary[], info: PageInf
     (problems ? `<ul class="problems">${problems}</ul>` : '') + '</header>';
 }
 
-/** Links to the failed and errored runs, first things first. */
+/** Links to the corrupt, failed, errored and missing runs, worst first (the matrix's order), then in the suite's order. */
 function failuresHtml(runs: readonly RunSummary[], linked: ReadonlySet<string>): string {
-  const bad = runs.filter((r) => (r.verdict === 'fail' || r.verdict === 'error' || r.verdict === 'missing') && linked.has(r.id));
+  const bad = runs.filter((r) => (isBad(r.verdict) || r.verdict === 'missing') && linked.has(r.id))
+    .sort((x, y) => WORST.indexOf(x.verdict) - WORST.indexOf(y.verdict));
   if (bad.length === 0) return '';
   const items = bad.slice(0, 200).map((r) => `<li><a href="#${esc(r.id)}"><span class="badge v-${r.verdict}">${r.verdict}</span> ${esc(label(r))}</a>${r.reason ? ` — ${esc(r.reason)}` : ''}</li>`);
   return `<section id="failures"><h2>Not passed (${bad.length})</h2><ul>${items.join('')}</ul></section>`;

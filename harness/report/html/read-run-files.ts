@@ -5,14 +5,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LossLedger } from '../../../driver/collect/ledger.js';
-import type { ResultJson, Verdict } from '../result.js';
+import { VERDICTS, type CorruptRecord, type LeakRecord, type ResultJson } from '../result.js';
 import { RUN_FILES } from '../run-dir.js';
 import type { Expectation, FileProblem, Figures } from './view-model.js';
 
 /** A value read, or why it could not be. */
 export type Read<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: FileProblem };
-
-const VERDICTS: readonly string[] = ['pass', 'fail', 'skip', 'error'] satisfies readonly Verdict[];
 
 /** The text of `dir/file`; absent or unreadable is `missing`. */
 export async function readText(dir: string, file: string): Promise<Read<string>> {
@@ -40,14 +38,27 @@ async function readJson<T>(dir: string, file: string, check: (v: Record<string, 
 
 const isExpectation = (e: unknown): e is Expectation =>
   e !== null && typeof e === 'object' && typeof (e as Expectation).name === 'string' && typeof (e as Expectation).ok === 'boolean' && typeof (e as Expectation).detail === 'string';
+const isCorruptRecord = (e: unknown): e is CorruptRecord => {
+  const c = e as CorruptRecord;
+  return e !== null && typeof e === 'object' && typeof c.kind === 'string' && Number.isSafeInteger(c.cpu) && typeof c.addr === 'string' &&
+    Number.isSafeInteger(c.length) && typeof c.detail === 'string';
+};
+const isLeakRecord = (e: unknown): e is LeakRecord => {
+  const l = e as LeakRecord;
+  return e !== null && typeof e === 'object' && typeof l.base === 'string' && Number.isSafeInteger(l.size) && typeof l.role === 'string';
+};
+/** `v` is absent, or a list whose every item passes `is`. */
+const optionalList = (v: unknown, is: (x: unknown) => boolean): boolean => v === undefined || (Array.isArray(v) && v.every(is));
 
 /** result.json: the keys the report uses must have their documented types (docs/schemas/result.schema.json). */
 export function resultProblem(j: Record<string, unknown>): string | undefined {
   if (typeof j.scenario !== 'string' || typeof j.target !== 'string' || typeof j.profile !== 'string') return 'scenario, target or profile is not a string';
   if (!Number.isSafeInteger(j.seed)) return 'seed is not an integer';
-  if (!VERDICTS.includes(j.verdict as string)) return `verdict ${JSON.stringify(j.verdict)} is not pass, fail, skip or error`;
+  if (!(VERDICTS as readonly unknown[]).includes(j.verdict)) return `verdict ${JSON.stringify(j.verdict)} is not one of ${VERDICTS.join(', ')}`;
   if (!Array.isArray(j.expectations) || !j.expectations.every(isExpectation)) return 'expectations is not a list of {name, ok, detail}';
   if (j.figures === null || typeof j.figures !== 'object' || Array.isArray(j.figures)) return 'figures is not an object';
+  if (!optionalList(j.corrupt, isCorruptRecord)) return 'corrupt is not a list of {kind, cpu, addr, length, detail}';
+  if (!optionalList(j.leaked, isLeakRecord)) return 'leaked is not a list of {base, size, role}';
   if (j.host !== undefined && typeof j.host !== 'string') return 'host is not a string';
   return undefined;
 }

@@ -66,7 +66,8 @@ async function detailOf(dir: string, result: ResultWithHost | undefined, problem
     problems.push({ file: RUN_FILES.transcript, problem: 'malformed', detail: `${t.malformed} of ${t.total} lines are not transcript lines (the first is line ${t.firstMalformed})` });
   }
   const losses = await readLosses(dir);
-  // An error run keeps only result.json and its transcript (docs/design.md "Which files a run directory holds").
+  // An error run keeps only result.json and its transcript (docs/design.md "Which files a run directory holds"),
+  // and so does a corrupt run that was also an error: only a pass or a fail must have losses.json.
   if (!losses.ok && (judged || losses.problem.problem === 'malformed')) problems.push(losses.problem);
   const { timeline, first } = pmiTimeline(t.lines);
   const fill = regionFill(t.lines);
@@ -74,6 +75,8 @@ async function detailOf(dir: string, result: ResultWithHost | undefined, problem
   return {
     problems,
     expectations: result?.expectations ?? [],
+    ...(result?.corrupt === undefined ? {} : { corrupt: result.corrupt }),
+    ...(result?.leaked === undefined ? {} : { leaked: result.leaked }),
     figures: result?.figures ?? {},
     ...(result?.libipt === undefined ? {} : { libipt: result.libipt }),
     transcriptLines: t.total,

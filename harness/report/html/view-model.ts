@@ -3,7 +3,7 @@
 // first transcript line; sizes are bytes; addresses are written as the buffer they fall in
 // (`buf3`: the run's fourth allocation, as `ptlab diff` names them).
 import type { LossLedger } from '../../../driver/collect/ledger.js';
-import type { ResultJson, Verdict } from '../result.js';
+import type { CorruptRecord, LeakRecord, ResultJson, Verdict } from '../result.js';
 
 /** An expectation and the figures as result.json holds them. */
 export type Expectation = ResultJson['expectations'][number];
@@ -119,6 +119,10 @@ export interface Excerpt {
 export interface RunDetail {
   readonly problems: readonly FileProblem[];
   readonly expectations: readonly Expectation[];
+  /** result.json's `corrupt`: where the memory oracle saw PT reach memory the driver does not own. */
+  readonly corrupt?: readonly CorruptRecord[];
+  /** result.json's `leaked`: buffers left allocated because tracing could not be confirmed off. */
+  readonly leaked?: readonly LeakRecord[];
   readonly figures: Figures;
   readonly libipt?: { readonly ptdump: string; readonly ptxed: string };
   readonly transcriptLines: number;

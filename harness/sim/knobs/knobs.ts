@@ -59,7 +59,9 @@ export type KnobName =
   /** The packet generator ignores CTL.InjectPsbPmiOnEnable: a PSB owed at TraceEn 1→0 is not kept in STATUS.PendPSB (docs/sdm/output.md §7.4). */
   | 'no-psb-preservation'
   /** RDMSR of IA32_RTIT_CTL reads TraceEn as 0 while tracing (docs/sdm/msrs.md §3.1: it reads back as written). */
-  | 'ctl-hides-traceen';
+  | 'ctl-hides-traceen'
+  /** A WRMSR that clears TraceEn does not take effect: tracing goes on (docs/sdm/msrs.md §3.4). */
+  | 'traceen-sticks';
 
 /** One knob: what it breaks, and how. */
 interface KnobDef {
@@ -212,6 +214,14 @@ export const KNOBS: Readonly<Record<KnobName, KnobDef>> = {
         const r = read(msr);
         return msr === 0x570 && r.ok ? { ...r, value: r.value & ~1n } : r;
       };
+    },
+  },
+  'traceen-sticks': {
+    summary: 'a WRMSR that clears TraceEn does not take effect (tracing goes on)',
+    apply: (sim, cpu) => {
+      const file = sim.unit(cpu);
+      const write = file.write.bind(file);
+      file.write = (msr, value) => (msr === 0x570 && file.traceEn && (value & 1n) === 0n ? undefined : write(msr, value));
     },
   },
 };

@@ -3,9 +3,10 @@
 // MSR file loads and writes back. Works over any memory with synchronous
 // access (SyncPhysMemory).
 import type { MsrFile, OutputPort } from '../msr-file.js';
+import type { OutputGuard, Reachable } from './output-guard.js';
 import { SingleRangeOutput } from './single-range.js';
-import type { SyncPhysMemory } from './sync-phys.js';
-import { TopaOutput, type TopaOptions } from './topa.js';
+import { readU64, type SyncPhysMemory } from './sync-phys.js';
+import { reachableTopa, TopaOutput, type TopaOptions } from './topa.js';
 
 export type OutputScheme = 'single-range' | 'topa' | 'fabric';
 
@@ -17,10 +18,29 @@ export class OutputUnit implements OutputPort {
   /** Bytes handed to the unit while no engine could take them (tracing stopped, error, fabric). */
   discarded = 0;
 
-  constructor(private readonly file: MsrFile, phys: SyncPhysMemory, opts: TopaOptions = {}) {
-    this.single = new SingleRangeOutput(file, phys);
-    this.topa = new TopaOutput(file, phys, opts);
+  constructor(private readonly file: MsrFile, private readonly phys: SyncPhysMemory, opts: TopaOptions = {}, guard?: OutputGuard) {
+    this.single = new SingleRangeOutput(file, phys, guard);
+    this.topa = new TopaOutput(file, phys, opts, guard);
     file.output = this;
+  }
+
+  /**
+   * What PT may write or read while TraceEn=1 (the memory oracle's free check): the latched
+   * engine's tables and regions, or, when TraceEn=1 latched nothing (Stopped or Error at the
+   * enable), what the output MSRs would load at the next enable. Empty while TraceEn=0.
+   */
+  reachable(): Reachable[] {
+    if (!this.file.traceEn) return [];
+    if (this.scheme === 'topa') return this.topa.reachable();
+    if (this.scheme === 'single-range') return this.single.reachable();
+    if (this.scheme === 'fabric') return [];
+    const f = this.file;
+    if (((f.ctl >> 6n) & 1n) === 1n) return [];
+    if (((f.ctl >> 8n) & 1n) === 1n) {
+      return reachableTopa((a) => readU64(this.phys, a), f.outputBase);
+    }
+    const mask = (f.maskPtrs & 0xffff_ffffn) | 0x7fn;
+    return [{ base: f.outputBase & ~mask, size: Number(mask + 1n), what: 'single-range output' }];
   }
 
   /** Bytes written to memory by either engine. */

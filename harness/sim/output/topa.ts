@@ -2,10 +2,14 @@
 // STOP, INT with a PMI after a configurable skid (cut short by a stop or a
 // TraceStop), the maximum-table wrap,
 // the §4.7 operational errors, single-entry (MENTRY=0) CPUs with their early
-// PMI, and the entry cache knob (§4.8).
+// PMI, and the entry cache knob (§4.8). With a guard (output-guard.ts), every table read, the
+// table pointer loaded at enable and every trace write is checked against the memory the driver
+// owns (the memory oracle); an access outside it is reported and stops the output.
 import { PtError } from '../../../driver/base/errors.js';
+import { span } from '../memory-oracle.js';
 import type { MsrFile } from '../msr-file.js';
-import type { SyncPhysMemory } from './sync-phys.js';
+import type { OutputGuard, Reachable } from './output-guard.js';
+import { readU64, type SyncPhysMemory } from './sync-phys.js';
 import { decodeTopaEntry, regionSize, topaEntryError, type TopaEntry, type TopaErrorRule } from './topa-entry.js';
 
 /** docs/sdm/output.md §4.3, Open Question 10: the last slot of a 256 MiB table. */
@@ -39,10 +43,10 @@ export class TopaOutput {
   private readonly cacheMode: 'none' | 'all-reachable-at-enable';
   /** Bytes written to memory. */
   written = 0;
-  /** The §4.7 rule of the last operational error, if any. */
-  error: TopaErrorRule | 'no-memory' | undefined;
+  /** The §4.7 rule of the last operational error, if any ('unowned': the memory oracle stopped the output). */
+  error: TopaErrorRule | 'no-memory' | 'unowned' | undefined;
 
-  constructor(private readonly file: MsrFile, private readonly phys: SyncPhysMemory, o: TopaOptions = {}) {
+  constructor(private readonly file: MsrFile, private readonly phys: SyncPhysMemory, o: TopaOptions = {}, private readonly guard?: OutputGuard) {
     this.skid = o.pmiSkid ?? 0;
     this.margin = o.earlyPmiMargin ?? 512;
     this.cacheMode = o.topaCache ?? 'none';
@@ -61,6 +65,13 @@ export class TopaOutput {
     this.cache = this.cacheMode === 'none' ? undefined : new Map();
     this.cacheFilled = false;
     this.active = true;
+    // The first entry the CPU will read is at the pointer just loaded (§4.1): it must be the driver's.
+    const first = this.tableBase + this.tableOffset;
+    if (this.guard && !this.guard.owns(first, 8)) {
+      this.guard.corrupt('output-base', first, 8, `TraceEn 0→1 loaded the ToPA table pointer ${span(first, 8)} (OUTPUT_BASE 0x${this.tableBase.toString(16)}, entry ${this.tableOffset >> 3n}), which the driver does not own`);
+      this.fail('unowned');
+      return;
+    }
     // Read ahead now, at the enable (§4.8): what the tables say at TraceEn 0→1 is what the CPU uses,
     // even if the driver edits them afterwards with TraceEn=1.
     if (this.cache) this.fillCache();
@@ -152,13 +163,8 @@ export class TopaOutput {
     if (this.cache && !this.cacheFilled) this.fillCache();
     const hit = this.cache?.get(addr);
     if (hit !== undefined) return hit;
-    try {
-      const b = this.phys.readNow(addr, 8);
-      return new DataView(b.buffer, b.byteOffset, 8).getBigUint64(0, true);
-    } catch (e) {
-      if (e instanceof PtError && e.code === 'bad_address') return undefined;
-      throw e;
-    }
+    if (this.unownedTable(addr)) return undefined;
+    return readU64(this.phys, addr);
   }
 
   /** "all-reachable-at-enable": walk from the current pointer through END links, caching every entry. */
@@ -169,13 +175,9 @@ export class TopaOutput {
     while (cache.size < CACHE_LIMIT) {
       const addr = base + off;
       if (cache.has(addr)) return;
-      let raw: bigint;
-      try {
-        const b = this.phys.readNow(addr, 8);
-        raw = new DataView(b.buffer, b.byteOffset, 8).getBigUint64(0, true);
-      } catch {
-        return;
-      }
+      if (this.unownedTable(addr)) return; // the read-ahead stops; reaching the entry fails later
+      const raw = readU64(this.phys, addr);
+      if (raw === undefined) return;
       cache.set(addr, raw);
       const e = decodeTopaEntry(raw);
       if (topaEntryError(e, base, off, this.file.caps.maxPhysAddr, this.mentry)) return;
@@ -183,7 +185,20 @@ export class TopaOutput {
     }
   }
 
+  /** A table entry at `addr` outside the driver's memory: reported (the memory oracle), true. */
+  private unownedTable(addr: bigint): boolean {
+    if (!this.guard || this.guard.owns(addr, 8)) return false;
+    this.guard.corrupt('topa-read', addr, 8, `the ToPA engine read the table entry at ${span(addr, 8)}${this.cache ? ' (or read it ahead into its cache)' : ''}, which the driver does not own`);
+    return true;
+  }
+
   private store(addr: bigint, data: Uint8Array): boolean {
+    if (this.guard && !this.guard.owns(addr, data.length)) {
+      const e = this.cur;
+      this.guard.corrupt('trace-write', addr, data.length, `trace written at ${span(addr, data.length)}${e ? ` (output region 0x${e.base.toString(16)}, table 0x${this.tableBase.toString(16)} entry ${this.tableOffset >> 3n})` : ''}, which the driver does not own`);
+      this.fail('unowned');
+      return false;
+    }
     try {
       this.phys.writeNow(addr, data);
       return true;
@@ -195,13 +210,26 @@ export class TopaOutput {
   }
 
   /** Operational error (§4.7, §6): STATUS.Error := 1, TriggerEn := 0; the pointers stay at the entry. */
-  private fail(rule: TopaErrorRule | 'no-memory'): undefined {
+  private fail(rule: TopaErrorRule | 'no-memory' | 'unowned'): undefined {
     this.error = rule;
     this.active = false;
     this.cur = undefined;
     this.file.operationalError();
     this.flushPmi();
     return undefined;
+  }
+
+  /**
+   * What PT may still touch while TraceEn=1 (a free must not): every table reachable from the
+   * current table through END links, each output region they name, and what the entry cache holds.
+   */
+  reachable(): Reachable[] {
+    const out = reachableTopa((a) => readU64(this.phys, a), this.tableBase);
+    for (const raw of this.cache?.values() ?? []) {
+      const e = decodeTopaEntry(raw);
+      if (!e.END) out.push({ base: e.base, size: regionSize(e), what: 'output region (cached ToPA entry)' });
+    }
+    return out;
   }
 
   /** A PMI becomes due after `pmiSkid` more bytes; a second one merges with a pending one (§4.5). */
@@ -233,4 +261,35 @@ export class TopaOutput {
     this.pmiSkidLeft = undefined;
     this.file.signalTopaPmi();
   }
+}
+
+/**
+ * The tables reachable from the one at `tableBase` through END links, and the output regions their
+ * entries name, read with `read` (conservative: each table from entry 0 to its END, since an END
+ * can lead back; bounded by CACHE_LIMIT entries).
+ */
+export function reachableTopa(read: (addr: bigint) => bigint | undefined, tableBase: bigint): Reachable[] {
+  const out: Reachable[] = [];
+  const tables = new Set<bigint>();
+  const pages = new Set<bigint>();
+  const regions = new Set<bigint>();
+  const todo = [tableBase & ~0xfffn];
+  let entries = 0;
+  while (todo.length > 0 && entries < CACHE_LIMIT) {
+    const base = todo.pop()!;
+    if (tables.has(base)) continue;
+    tables.add(base);
+    for (let off = 0n; off <= MAX_TABLE_OFFSET && entries < CACHE_LIMIT; off += 8n, entries++) {
+      const addr = base + off, page = addr & ~0xfffn;
+      if (!pages.has(page)) { pages.add(page); out.push({ base: page, size: 4096, what: `ToPA table 0x${base.toString(16)}` }); }
+      const raw = read(addr);
+      if (raw === undefined) break;
+      const e = decodeTopaEntry(raw);
+      if (e.END) { todo.push(e.base); break; }
+      if (regions.has(e.base)) continue;
+      regions.add(e.base);
+      out.push({ base: e.base, size: regionSize(e), what: `output region (table 0x${base.toString(16)}, entry ${off >> 3n})` });
+    }
+  }
+  return out;
 }
