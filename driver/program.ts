@@ -1,6 +1,6 @@
 // Programming the PT unit (docs/design.md step 3, docs/sdm/msrs.md, docs/sdm/xsave.md §5
 // notes): the enable and disable sequences, each ONE msrBatch round trip.
-import { PtError } from './base/errors.js';
+import { PtBusyError, PtError } from './base/errors.js';
 import { ctlFor, traceEnOf, withoutTraceEn } from './ctl.js';
 import { NO_FAULTS, type DriverFaults } from './faults.js';
 import {
@@ -34,12 +34,10 @@ export class Programmer {
 
   constructor(private readonly io: TargetIo, private readonly req: TraceRequest, private readonly faults: DriverFaults = NO_FAULTS) {}
 
-  /** Fail safe (as Linux's `pt_init` does): refuse when someone else has TraceEn=1. */
+  /** Fail safe (as Linux's `pt_init` does): refuse (PtBusyError) when someone else has TraceEn=1. */
   async assertIdle(): Promise<void> {
     const [ctl] = await this.io.batch([rd(CTL, 'fail-safe: read IA32_RTIT_CTL')]);
-    if (traceEnOf(ctl!) && !this.faults.has('no-fail-safe')) {
-      throw new PtError('bad_state', `IA32_RTIT_CTL.TraceEn is already 1 (0x${ctl!.toString(16)}): another agent is tracing; refusing`);
-    }
+    if (traceEnOf(ctl!) && !this.faults.has('no-fail-safe')) throw new PtBusyError(this.io.cpu, ctl!, this.io.target.description);
   }
 
   /** CR3_MATCH and ADDRn_A/B writes of the request (the values a context restore must also write). */

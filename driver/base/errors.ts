@@ -29,7 +29,9 @@ export type PtErrorCode =
   /** The operation was aborted through its AbortSignal. */
   | 'aborted'
   /** A target's transport failed (process exit, socket closed, protocol error). */
-  | 'target_failed';
+  | 'target_failed'
+  /** Someone else traces on the CPU (IA32_RTIT_CTL.TraceEn is already 1): it is not the driver's to program. */
+  | 'pt_busy';
 
 /** The base class of every error ptlab throws on purpose. */
 export class PtError extends Error {
@@ -52,6 +54,18 @@ export class AllocationError extends PtError {
   override readonly name = 'AllocationError';
   constructor(readonly size: number, readonly align: number, readonly maxContiguous: number, reason: string) {
     super('alloc_failed', `cannot allocate ${size} bytes aligned to ${align}: ${reason} (max contiguous ${maxContiguous})`);
+  }
+}
+
+/**
+ * The CPU is traced by someone else (IA32_RTIT_CTL.TraceEn=1 before this driver wrote anything):
+ * perf's intel_pt, another tool, a hypervisor, or a run that crashed. Linux's pt_init refuses the
+ * same way ("PT is enabled at boot time, doing nothing"). `ctl` is what CTL read.
+ */
+export class PtBusyError extends PtError {
+  override readonly name: string = 'PtBusyError';
+  constructor(readonly cpu: number, readonly ctl: bigint, where = '') {
+    super('pt_busy', `CPU ${cpu}${where ? ` of ${where}` : ''} is traced by someone else (IA32_RTIT_CTL=0x${ctl.toString(16)}, TraceEn=1): perf's intel_pt, another tool, or a run that crashed; refusing to program it. Stop that tracer first`);
   }
 }
 

@@ -9,7 +9,7 @@ export const EXIT = {
   failed: 1,
   /** The command line is wrong, or names an input that cannot be read (nothing was run or written). */
   usage: 2,
-  /** The environment or target is not available: no QEMU, no image, no PT, SSH refused. */
+  /** The environment or target is not available: no QEMU, no image, no PT, SSH refused, the CPU traced by someone else. */
   unavailable: 3,
   /** The target died or kept failing, or a file could not be written: the run is incomplete (junit.xml says so). */
   incomplete: 4,
@@ -33,7 +33,7 @@ export const EXIT_TABLE = [
   `  ${EXIT.ok}    success`,
   `  ${EXIT.failed}    a verdict failed: fail or corrupt (run, merge, seq), the runs differ (diff), a replayed result differs (replay), decode errors (dump, flow), no real PT here (doctor)`,
   `  ${EXIT.usage}    usage error, or an input file that cannot be read or is not valid (seq), a run that cannot be replayed (replay): nothing was run`,
-  `  ${EXIT.unavailable}    environment or target unavailable (no QEMU, no image, no PT, SSH failed; run --hosts: every machine)`,
+  `  ${EXIT.unavailable}    environment or target unavailable (no QEMU, no image, no PT, SSH failed, the CPU traced by someone else; run --hosts: every machine)`,
   `  ${EXIT.incomplete}    incomplete: the target died or kept failing, a file could not be written, or (merge) a shard was incomplete, or (run --hosts) some machine was unavailable or died`,
   `  ${EXIT.internal}   ptlab itself failed (a bug, never a verdict): the error and its stack are on stderr`,
   `  ${EXIT.sighup}  ${EXIT.sigint}  ${EXIT.sigterm}   stopped by SIGHUP, SIGINT, SIGTERM (after cleaning up; junit.xml marks the suite incomplete)`,

@@ -53,6 +53,8 @@ export function suiteProgress(out: ProgressOut, opts: { sweep: boolean; now?: ()
     const timeDue = now() - lastLine >= PLAIN_EVERY_MS;
     const due = sinceLine >= Math.max(1, Math.ceil(n / PLAIN_LINES)) || timeDue || i === n;
     const kept: string[] = [];
+    // Taking a CPU back from another tracer is never silent (--reclaim: harness/runner/claim.ts).
+    if (typeof r.figures.reclaimed === 'string') kept.push(`ptlab run: ${r.figures.reclaimed}`);
     if (isBad(r.verdict)) kept.push(progressLine(r, i, n, ms, sweep));
     const seedLine = sweep && seedDone && due;
     if (seedLine) {

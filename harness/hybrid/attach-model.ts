@@ -28,6 +28,8 @@ export interface PtModelOptions {
   readonly cr3?: bigint;
   /** What the model's PMI top half does before the driver sees the event (SimTargetOptions.topHalf). Default: nothing. */
   readonly topHalf?: TopHalf;
+  /** CPUs another agent already traces on (SimTargetOptions.foreignOwner). */
+  readonly foreignOwner?: readonly number[];
 }
 
 /** What attachModel needs of the guest; QemuTarget is one. */
@@ -68,6 +70,7 @@ export function modelOptions(guest: Pick<ModelHost, 'nmiClearsTraceEn' | 'descri
     ...(o.trace === undefined ? {} : { trace: o.trace }),
     ...(o.cr3 === undefined ? {} : { cr3: o.cr3 }),
     ...(o.topHalf === undefined ? {} : { topHalf: o.topHalf }),
+    ...(o.foreignOwner === undefined ? {} : { foreignOwner: o.foreignOwner }),
   };
 }
 

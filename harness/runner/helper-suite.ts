@@ -1,10 +1,12 @@
 // A suite target driving a CPU's own PT through ptlab-helper (a QEMU/KVM guest with
-// `--pt hardware`, or a lab machine over SSH): each run starts from a scrubbed PT unit. What a
-// run leaves allocated is given back by the run itself (run-scenario.ts: tracing confirmed off
-// first); a buffer it leaked stays allocated, since PT may still write it.
+// `--pt hardware`, or a lab machine over SSH): each run claims its CPU first (claim.ts: refused
+// when someone else traces there, taken back only with --reclaim). What a run leaves allocated is
+// given back by the run itself (run-scenario.ts: tracing confirmed off first); a buffer it leaked
+// stays allocated, since PT may still write it.
+import type { Target } from '../../driver/target.js';
 import type { HelperTarget } from '../link/helper-target.js';
 import type { CpuProfile } from '../sim/profiles.js';
-import { scrubPt } from './probed-profile.js';
+import { claimCpu } from './claim.js';
 import type { RunCpu, SuiteTarget } from './suite-target.js';
 
 /**
@@ -17,11 +19,14 @@ export async function freeLeftovers(t: HelperTarget, before: ReadonlySet<bigint>
   }
 }
 
+/** What the suite needs of the target: a Target that can say it was lost (HelperTarget is one). */
+export type RealPtTarget = Target & Pick<HelperTarget, 'lost'>;
+
 /** The target's real PT, one connection or VM for the whole suite; its profile is what CPUID says. */
 export class HelperPtSuite implements SuiteTarget {
   readonly rules: 'qemu' | 'ssh';
 
-  constructor(readonly kind: 'qemu' | 'ssh', private readonly t: HelperTarget, readonly probed: CpuProfile) {
+  constructor(readonly kind: 'qemu' | 'ssh', private readonly t: RealPtTarget, readonly probed: CpuProfile, private readonly reclaim = false) {
     this.rules = kind;
   }
 
@@ -33,10 +38,15 @@ export class HelperPtSuite implements SuiteTarget {
     return this.t.lost;
   }
 
+  /** Claims CPU 0 for the run (CpuClaimedError when someone else traces there, unless --reclaim). */
   async prepare(): Promise<RunCpu> {
     const t = this.t;
-    await scrubPt(t);
-    return { target: t, model: undefined, description: t.description, release: async () => undefined };
+    const taken = await claimCpu(t, 0, { reclaim: this.reclaim });
+    return {
+      target: t, model: undefined, description: t.description,
+      release: async () => { await taken?.restore(); },
+      ...(taken ? { notes: [taken.note] } : {}),
+    };
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

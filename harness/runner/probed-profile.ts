@@ -3,7 +3,6 @@
 // target, in the CpuProfile shape the scenarios' skip rules read. Its errata are those of its
 // CPUID signature (driver/hw/errata.ts), so a scenario skips on a real Broadwell as on the model's;
 // quirks are the model's hypervisor rules, so a real CPU has none: what it does is what it does.
-import { IA32_RTIT_CTL, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import type { Target } from '../../driver/target.js';
 import { cpuidKey, identityOfLeaves, type CpuProfile, type Quirk } from '../sim/profiles.js';
@@ -27,14 +26,4 @@ export async function probedProfile(target: Target, opts: { signal?: AbortSignal
     name: PROBED_PROFILE, description: `CPUID of ${target.description}`, synthetic: false, ...identityOfLeaves(leaves),
     leaves, quirks: new Set<Quirk>(), ptInVmx: false,
   });
-}
-
-/**
- * Puts a real PT unit back in a state a run can start from, as far as software can: TraceEn=0,
- * then STATUS=0 (clears Stopped/Error, docs/sdm/msrs.md §4). Best effort, outside the transcript; a
- * CPU without PT faults here, which the run itself then reports.
- */
-export async function scrubPt(target: Target, opts: { signal?: AbortSignal } = {}): Promise<void> {
-  const ops = [{ op: 'wrmsr', msr: IA32_RTIT_CTL.address, value: 0n }, { op: 'wrmsr', msr: IA32_RTIT_STATUS.address, value: 0n }] as const;
-  await target.msrBatch(0, ops, opts).catch(() => undefined);
 }

@@ -85,6 +85,8 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
     const rec = guard.rec;
     const ctx = new ScenarioContext(env, rec, cpu.model);
     const judged = (r: ResultJson): ResultJson => guard.judge(r);
+    // What preparing the CPU did (--reclaim) stands at the head of the run's transcript and in its figures.
+    for (const n of cpu.notes ?? []) { rec.note(0, n); ctx.figure('reclaimed', n); }
     try {
       let failure: string | undefined;
       try {

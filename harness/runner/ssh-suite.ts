@@ -47,7 +47,7 @@ export async function openSshSuite(reach: SshReach, signal?: AbortSignal): Promi
     throw new TargetUnavailableError(where, `${where}: ${(e as Error).message}`, hint, { cause: e });
   }
   try {
-    return model ? new SshModelSuite(t) : new HelperPtSuite('ssh', t, await probedProfile(t, signal ? { signal } : {}));
+    return model ? new SshModelSuite(t) : new HelperPtSuite('ssh', t, await probedProfile(t, signal ? { signal } : {}), reach.reclaim === true);
   } catch (e) {
     await t.dispose();
     throw e;

@@ -4,7 +4,7 @@
 // (ssh-suite.ts). Each run gets a RunCpu: what the driver drives, and the model behind it when
 // there is one (truth.jsonl, written/dropped). The CLI takes model knobs (negative controls) on the
 // sim target only.
-import { PtError } from '../../driver/base/errors.js';
+import { PtBusyError, PtError } from '../../driver/base/errors.js';
 import { StateError, TargetError } from '../link/errors.js';
 import { SshError } from '../ssh/errors.js';
 import type { Target } from '../../driver/target.js';
@@ -33,6 +33,8 @@ export interface RunCpu {
   readonly description: string;
   /** After the run's artifacts are taken: disposes a per-run model, frees what the run left on a shared target. */
   release(): Promise<void>;
+  /** What preparing the CPU did that the run must show (`--reclaim`): a transcript note and result.json figure `reclaimed` each. */
+  readonly notes?: readonly string[];
 }
 
 /** The target of a whole suite. */
@@ -56,6 +58,13 @@ export interface SuiteTarget extends AsyncDisposable {
 /** The message of an error that means the target failed (it stopped answering, its connection broke), else undefined. */
 export function targetFailure(e: unknown): string | undefined {
   return e instanceof TargetError || e instanceof SshError || e instanceof StateError ? e.message : undefined;
+}
+
+/** The refusal of a CPU someone else traces on (claim.ts), with what to do, or undefined. */
+export function cpuBusy(e: unknown): string | undefined {
+  if (!(e instanceof PtBusyError)) return undefined;
+  const hint = (e as { hint?: unknown }).hint;
+  return typeof hint === 'string' ? `${e.message}; ${hint}` : e.message;
 }
 
 /** The suite target could not be opened: not installed, launch or connect failed, or it refused (no PT). */

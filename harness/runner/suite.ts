@@ -23,7 +23,7 @@ import type { Scenario, TargetKind } from '../scenarios/scenario.js';
 import { cellsOf, fingerprintOf, type MatrixDef } from './matrix.js';
 import type { KeepRuns } from './run-scenario.js';
 import { cellsOfShard, removeShardJson, SHARD_FORMAT, writeShardJson, type ShardJson, type ShardSpec } from './shard.js';
-import { openSuiteTarget, targetFailure, type SuiteTarget } from './suite-target.js';
+import { cpuBusy, openSuiteTarget, targetFailure, type SuiteTarget } from './suite-target.js';
 import { simWorkerLane, targetLane, type Lane } from './lanes.js';
 import type { TargetReach } from './targets.js';
 import { ptlabVersion } from './version.js';
@@ -137,7 +137,7 @@ async function removeEmptyDirs(from: string, top: string): Promise<void> {
 
 /** Why a suite stopped before its end, for the summary, junit.xml and the exit status. */
 export interface Incomplete {
-  readonly cause: 'interrupted' | 'target-died' | 'target-failures' | 'write-error' | 'internal';
+  readonly cause: 'interrupted' | 'target-died' | 'target-failures' | 'write-error' | 'internal' | 'cpu-busy';
   readonly reason: string;
 }
 
@@ -242,7 +242,15 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
         if (ran.section) sections.set(resolve(dir), ran.section);
       } catch (e) {
         // Preparing the CPU (or writing the run) failed: the target's fault, or the disk's.
-        const lost = lane.lost(), failed = targetFailure(e);
+        const lost = lane.lost(), failed = targetFailure(e), busy = cpuBusy(e);
+        if (busy !== undefined) {
+          // Someone else traces on the CPU: no run can be made on it (claim.ts), so the suite stops here.
+          incomplete ??= { cause: 'cpu-busy', reason: busy };
+          notRun ??= busy;
+          stopped = true;
+          byCell[i] = { result: errorResult(baseOf(job), `not run: ${busy}`), ms: 0 };
+          return;
+        }
         if (isWriteError(e)) {
           incomplete ??= { cause: 'write-error', reason: `cannot write the run directory ${dir}: ${e.message}` };
           stopped = true;

@@ -29,6 +29,8 @@ export interface QemuReach {
   /** `hardware` (default): the guest CPU's PT, refused without it; `model`: the reference model attached to the guest. */
   readonly pt: PtMode;
   readonly accel: AccelRequest;
+  /** `--reclaim`: take the guest CPU back when someone else traces on it (claim.ts); with --pt hardware only. */
+  readonly reclaim?: boolean;
 }
 
 /** How to reach a lab machine (`--host`, `--port`, `--user`, `--key`, `--known-host`). */
@@ -52,6 +54,8 @@ export interface SshReach {
   readonly label?: string;
   /** Bound of connect + helper start, in ms (default 30 s). */
   readonly connectTimeoutMs?: number;
+  /** `--reclaim`: take the machine's CPU back when someone else traces on it (claim.ts); with its own PT only. */
+  readonly reclaim?: boolean;
 }
 
 /** How to reach a target other than the sim. */
@@ -89,6 +93,7 @@ export function runModelOptions(profile: ProfileName | CpuProfile, seed: number,
     topa: { pmiSkid: o.pmiSkid ?? SIM_DEFAULTS.pmiSkid },
     trace: modelTrace(o),
     ...(o.topHalf ? { topHalf: o.topHalf } : {}),
+    ...(o.foreignOwner ? { foreignOwner: [0] } : {}),
   }, knobs);
 }
 

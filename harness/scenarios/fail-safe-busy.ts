@@ -11,7 +11,7 @@ import type { Scenario } from './scenario.js';
 /** The `fail-safe-busy` scenario (see the file comment). */
 export const failSafeBusy: Scenario = {
   name: 'fail-safe-busy',
-  checks: 'a second driver refuses (bad_state, no WRMSR) to program a CPU whose TraceEn is already 1; the first trace is untouched',
+  checks: 'a second driver refuses (pt_busy, no WRMSR) to program a CPU whose TraceEn is already 1; the first trace is untouched',
   appliesTo: 'every CPU with ToPA output',
   targets: ['sim', 'qemu', 'ssh'],
   skip: (env) => (env.caps.topaOutput ? undefined : 'the CPU does not enumerate ToPA output (CPUID.(14H,0):ECX[0])'),
@@ -26,7 +26,7 @@ export const failSafeBusy: Scenario = {
       intercept: async (ev) => {
         if (ev.kind !== 'exit') return false;
         ctlBefore = await t.rdmsr(0, IA32_RTIT_CTL.address);
-        await ctx.expectRefused('the second driver refuses: TraceEn is already 1', 'bad_state', async () => {
+        await ctx.expectRefused('the second driver refuses: TraceEn is already 1', 'pt_busy', async () => {
           const intruder = await TraceSession.open(t, req, ctx.sessionOptions());
           await intruder.release();
         });

@@ -42,6 +42,7 @@ import { topaChainStopEnd } from './topa-chain-stop-end.js';
 import { pmiAtFinalStop } from './pmi-at-final-stop.js';
 import { failSafeBusy } from './fail-safe-busy.js';
 import { teardownEarlyEnd } from './teardown-early-end.js';
+import { foreignOwner } from './foreign-owner.js';
 import { pmiBackToBack } from './pmi-back-to-back.js';
 import { topaBudget } from './topa-budget.js';
 import { topaCachedEntries } from './topa-cached-entries.js';
@@ -52,7 +53,7 @@ import { singleEntryOtherContext } from './single-entry-other-context.js';
 /** Every scenario. */
 export const SCENARIOS: readonly Scenario[] = [
   topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaProtectUnreadLate, topaStop, topaChainStopEnd, topaBudget, topaCachedEntries, singleRangeWrap, singleEntryTopa,
-  pmiSkid, pmiBackToBack, pmiTopHalf, pmiNotTopa, pmiNotTopaContexts, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, manualPmiOtherContext, protectUnreadOtherContext, singleEntryOtherContext, errorOtherContext, contextSwitchManual, failSafeBusy, teardownEarlyEnd,
+  pmiSkid, pmiBackToBack, pmiTopHalf, pmiNotTopa, pmiNotTopaContexts, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, manualPmiOtherContext, protectUnreadOtherContext, singleEntryOtherContext, errorOtherContext, contextSwitchManual, failSafeBusy, foreignOwner, teardownEarlyEnd,
   errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaMidrun, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
   cr3Filter, ipFilter, tracestop, tracestopInSkid, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,
   ptwrite, disTnt,

@@ -19,6 +19,8 @@ export interface SimSettings {
   readonly deferPsbInHandler?: boolean;
   /** What the PMI's top half does before the driver sees the event, as the guest module's does (exec/execution.ts TopHalf). */
   readonly topHalf?: TopHalf;
+  /** Another agent already traces on CPU 0 when the run starts (harness/sim/foreign-owner.ts). */
+  readonly foreignOwner?: boolean;
 }
 
 /** The kinds of target a scenario can name. */

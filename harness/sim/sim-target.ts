@@ -22,6 +22,7 @@ import { WorkloadModel } from './workload/model.js';
 import { xrstors, xsaves, xsavesAreaSize, type XrstorsQuirk } from './xsave.js';
 import type { TruthLog } from './trace/truth.js';
 import { MemoryOracle, overlaps, span, type OwnedMemory } from './memory-oracle.js';
+import { ForeignMemory } from './foreign-owner.js';
 
 /**
  * What the model needs of its physical memory: the driver's allocator and accesses (Target.phys),
@@ -59,6 +60,8 @@ export interface SimTargetOptions {
   readonly label?: string;
   /** What the PMI's top half does before the driver sees the event (exec/execution.ts TopHalf). Default: nothing. */
   readonly topHalf?: TopHalf;
+  /** CPUs another agent already traces on when the model starts, into memory of its own (foreign-owner.ts). */
+  readonly foreignOwner?: readonly number[];
 }
 
 /** An in-process, deterministic PT-capable CPU built from the SDM (docs/design.md "How the model runs"). */
@@ -78,6 +81,8 @@ export class SimTarget implements Target {
   private readonly running: Set<SimExecution>[];
   private readonly cr3: bigint | undefined;
   private readonly topHalf: TopHalf | undefined;
+  /** The memory of another agent tracing on some CPUs (foreignOwner), if any. */
+  private readonly foreign: ForeignMemory | undefined;
   private disposed = false;
   /** A broken XRSTORS order per CPU (negative controls only: knobs.ts). */
   readonly xrstorsQuirk: (XrstorsQuirk | undefined)[] = [];
@@ -91,12 +96,16 @@ export class SimTarget implements Target {
     this.units = Array.from({ length: cpus }, () => new MsrFile(this.profile));
     this.ownsPhys = o.phys === undefined;
     this.phys = guardedFree(o.phys ?? new SparsePhysMemory(o.memory), (r) => this.checkFree(r));
+    this.foreign = o.foreignOwner?.length ? new ForeignMemory() : undefined;
+    // What the CPU's output engines reach: the driver's memory, with another agent's laid over it.
+    const cpuMemory = this.foreign ? this.foreign.overlay(this.phys) : this.phys;
     const topa: TopaOptions = { ...(this.profile.topaCache ? { topaCache: this.profile.topaCache } : {}), ...o.topa };
-    this.outputs = this.units.map((u, cpu) => new OutputUnit(u, this.phys, topa, this.guardOf(cpu)));
+    this.outputs = this.units.map((u, cpu) => new OutputUnit(u, cpuMemory, topa, this.guardOf(cpu)));
     this.traces = this.units.map((u, i) => new CpuTrace(u, this.outputs[i]!, o.trace));
     this.running = this.units.map(() => new Set());
     this.cr3 = o.cr3;
     this.topHalf = o.topHalf;
+    for (const cpu of o.foreignOwner ?? []) this.foreign!.start(this.unit(cpu));
   }
 
   /** A fresh model CPU in its reset state. */
@@ -243,7 +252,8 @@ export class SimTarget implements Target {
   /** The memory oracle as the output engines of `cpu` ask it (output/output-guard.ts). */
   guardOf(cpu: number): OutputGuard {
     return {
-      owns: (addr, length) => this.phys.owns(addr, length),
+      // Another agent's memory is its own to trace into; the oracle guards the rest.
+      owns: (addr, length) => this.phys.owns(addr, length) || this.foreign?.holds(addr, length) === true,
       corrupt: (kind, addr, length, detail) => this.oracle.report({ kind, cpu, addr, length, detail }),
     };
   }
@@ -264,9 +274,19 @@ export class SimTarget implements Target {
     }
   }
 
-  /** The CPUs whose IA32_RTIT_CTL.TraceEn is 1 now. */
+  /** The CPUs whose IA32_RTIT_CTL.TraceEn is 1 now, but for another agent's still tracing as it set up (foreignOwner). */
   tracingCpus(): number[] {
-    return this.units.flatMap((u, cpu) => (u.traceEn ? [cpu] : []));
+    return this.units.flatMap((u, cpu) => (u.traceEn && !(this.foreign && ForeignMemory.stillOwns(u)) ? [cpu] : []));
+  }
+
+  /** The CPUs another agent still traces on with its own configuration (foreignOwner). */
+  foreignTracing(): number[] {
+    return this.foreign ? this.units.flatMap((u, cpu) => (ForeignMemory.stillOwns(u) ? [cpu] : [])) : [];
+  }
+
+  /** Another agent's output ring as the CPU wrote it (foreignOwner), or undefined without one. */
+  foreignRing(): Uint8Array | undefined {
+    return this.foreign?.ring();
   }
 
   /** Stops every running execution (the CPUs stay in the handler). */

@@ -96,6 +96,7 @@ describe('fail safe', () => {
     await r.sim.wrmsr(0, 0x570, 0x2109n); // someone else: TraceEn|User|ToPA|BranchEn
     const err = await TraceSession.open(r.target, { output: topa() }).catch((e: unknown) => e);
     expect([(err as { code?: string }).code, r.target.lines.filter((l) => l.op !== 'cpuid').map((l) => `${l.op} ${l.msr}`)])
-      .toEqual(['bad_state', ['rdmsr 0x570']]);
+      .toEqual(['pt_busy', ['rdmsr 0x570']]);
+    expect((err as Error).message).toMatch(/^CPU 0 of sim:skylake is traced by someone else \(IA32_RTIT_CTL=0x2109, TraceEn=1\)/);
   });
 });

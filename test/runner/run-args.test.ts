@@ -44,6 +44,24 @@ describe('--target ssh', () => {
   });
 });
 
+describe('--reclaim (take a CPU back from another tracer: harness/runner/claim.ts)', () => {
+  test('goes with the CPU\'s own PT: qemu --pt hardware and ssh', () => {
+    expect(parseRunArgs(['topa-grow', '--target', 'qemu', '--reclaim']).reach).toEqual({ kind: 'qemu', pt: 'hardware', accel: 'auto', reclaim: true });
+    expect(parseRunArgs(['topa-grow', '--target', 'ssh', '--host', 'lab1', '--reclaim']).reach).toMatchObject({ kind: 'ssh', host: 'lab1', reclaim: true });
+  });
+
+  test.for([
+    { where: 'the sim', args: [] },
+    { where: 'qemu --pt model', args: ['--target', 'qemu', '--pt', 'model'] },
+  ])('is refused on $where, whose CPUs are the model\'s and fresh for every run', ({ args }) => {
+    expect(() => parseRunArgs(['topa-grow', ...args, '--reclaim'])).toThrow(/--reclaim takes a real CPU back from another tracer/);
+  });
+
+  test('is never the default', () => {
+    expect(parseRunArgs(['topa-grow', '--target', 'ssh', '--host', 'lab1']).reach).not.toHaveProperty('reclaim');
+  });
+});
+
 test('qemu and ssh options on the sim target are refused', () => {
   expect(() => parseRunArgs(['topa-grow', '--accel', 'tcg'])).toThrow(/--accel does not apply to --target sim/);
 });

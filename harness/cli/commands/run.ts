@@ -66,6 +66,8 @@ const USAGE = [
   '         --out must be new or empty; --force replaces an earlier run\'s directories there (never other files)',
   '         qemu: [--pt hardware|model] [--accel auto|tcg|kvm]',
   '         ssh:  --host H [--port P] [--user U] [--key FILE] [--known-host FILE]',
+  '         [--reclaim]     on real PT (qemu --pt hardware, ssh): take the CPU back when someone else traces on it',
+  '                         (their trace is lost; said on stderr and in each run); without it such a CPU is refused (exit 3)',
   '         --hosts FILE [--tags T1,T2]   every lab machine of an inventory (or those with any of the tags) in parallel, under DIR/<host>/',
 ].join('\n');
 
@@ -87,7 +89,7 @@ export const RUN_OPTIONS = {
   pt: { type: 'string' }, accel: { type: 'string' },
   host: { type: 'string' }, port: { type: 'string' }, user: { type: 'string' }, key: { type: 'string' }, 'known-host': { type: 'string' },
   hosts: { type: 'string' }, tags: { type: 'string' },
-  shard: { type: 'string' }, jobs: { type: 'string' },
+  shard: { type: 'string' }, jobs: { type: 'string' }, reclaim: { type: 'boolean' },
 } as const satisfies Record<string, OptionSpec>;
 
 /** What `ptlab run` was asked for: the suite, and how to report it. */
@@ -124,7 +126,7 @@ export function parseRunArgs(argv: string[], now = new Date()): RunRequest {
   const hosts = hostsRequestOf(v);
   // An inventory's machines are all ssh targets, each with its own reach (docs/hosts.md).
   const kind = hosts ? 'ssh' : checkTarget(target);
-  const reach = hosts ? undefined : targetReachOf(kind, v);
+  const reach = withReclaim(hosts ? undefined : targetReachOf(kind, v), v.reclaim === true, kind);
   if (knobs.length && kind !== 'sim') {
     throw new PtError('bad_config', `--knob is a negative control of the sim target only (the qemu model equals the sim byte for byte); run it with --target sim`);
   }
@@ -184,6 +186,18 @@ export function targetReachOf(kind: TargetKind, v: Readonly<Record<string, unkno
   return reachOf(kind, given);
 }
 
+/**
+ * `reach` with `--reclaim` (harness/runner/claim.ts): only where the CPU's own PT is driven — a
+ * model's CPUs are fresh for every run, and never anyone else's.
+ */
+function withReclaim(reach: TargetReach | undefined, reclaim: boolean, kind: TargetKind): TargetReach | undefined {
+  if (!reclaim) return reach;
+  if (reach === undefined || reach.pt === 'model') {
+    throw new PtError('bad_config', `--reclaim takes a real CPU back from another tracer (--target qemu --pt hardware, or --target ssh); --target ${kind}${reach?.pt === 'model' ? ' --pt model' : ''} runs on the model, whose CPUs are fresh for every run`);
+  }
+  return { ...reach, reclaim: true };
+}
+
 /** The qemu/ssh connection options of `kind` from `given`; options of another target are refused. */
 function reachOf(kind: TargetKind, given: ReadonlyMap<string, string>): TargetReach | undefined {
   const foreign = [...given.keys()].filter((o) => !(kind === 'qemu' ? QEMU_OPTS : kind === 'ssh' ? SSH_OPTS : []).includes(o));
@@ -222,6 +236,8 @@ interface JsonRun {
 /** The exit status of a finished suite: a signal's, "incomplete", "a verdict failed", or success. */
 function exitOf(outcome: SuiteOutcome, signal: StopSignal | undefined): number {
   if (signal !== undefined) return STOP_SIGNALS[signal];
+  // Someone else traces on the CPU: the target could not be used (harness/runner/claim.ts).
+  if (outcome.incomplete?.cause === 'cpu-busy') return EXIT.unavailable;
   if (outcome.incomplete || outcome.junitError || outcome.indexError) return EXIT.incomplete;
   return outcome.results.some((r) => isFailure(r.verdict)) ? EXIT.failed : EXIT.ok;
 }

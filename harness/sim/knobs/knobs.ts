@@ -61,7 +61,9 @@ export type KnobName =
   /** RDMSR of IA32_RTIT_CTL reads TraceEn as 0 while tracing (docs/sdm/msrs.md §3.1: it reads back as written). */
   | 'ctl-hides-traceen'
   /** A WRMSR that clears TraceEn does not take effect: tracing goes on (docs/sdm/msrs.md §3.4). */
-  | 'traceen-sticks';
+  | 'traceen-sticks'
+  /** Another agent already traces on CPU 0 when the run starts (harness/sim/foreign-owner.ts): every driver run must refuse. */
+  | 'foreign-owner';
 
 /** One knob: what it breaks, and how. */
 interface KnobDef {
@@ -215,6 +217,10 @@ export const KNOBS: Readonly<Record<KnobName, KnobDef>> = {
         return msr === 0x570 && r.ok ? { ...r, value: r.value & ~1n } : r;
       };
     },
+  },
+  'foreign-owner': {
+    summary: 'another agent already traces on CPU 0 (its own table and ring): the driver must refuse to program it',
+    options: (o) => ({ foreignOwner: [...new Set([...(o.foreignOwner ?? []), 0])] }),
   },
   'traceen-sticks': {
     summary: 'a WRMSR that clears TraceEn does not take effect (tracing goes on)',
