@@ -25,6 +25,8 @@ export interface LabHost {
   readonly tags: readonly string[];
   readonly pt: PtMode;
   readonly connectTimeoutMs: number;
+  /** The CPUs its lanes trace on, one each (`cpus:`); absent: every CPU but 0 (runner/cpu-map.ts). */
+  readonly cpus?: readonly number[];
   /** Its index in the file's `hosts` (for positions). */
   readonly index: number;
 }
@@ -44,7 +46,7 @@ const DEFAULT_CONNECT_S = 30;
 /** The entry as the schema lets it through. */
 interface Entry {
   name: string; host: string; port?: number; user?: string; key?: string; 'known-host'?: string;
-  tags?: string[]; pt?: PtMode; 'connect-timeout'?: number;
+  tags?: string[]; pt?: PtMode; 'connect-timeout'?: number; cpus?: number[];
 }
 
 /** Reads and checks `file`; throws InventoryError at the first wrong entry. */
@@ -84,6 +86,7 @@ export function parseInventory(file: string, text: string): Inventory {
       key: pathOf(base, h.key, join(homedir(), '.ssh', 'id_ed25519')),
       knownHost: pathOf(base, h['known-host'], join(homedir(), '.ssh', 'known_hosts')),
       tags: h.tags ?? [], pt: h.pt ?? 'hardware', connectTimeoutMs: (h['connect-timeout'] ?? DEFAULT_CONNECT_S) * 1000, index,
+      ...(h.cpus === undefined ? {} : { cpus: h.cpus }),
     };
   });
   return { file, hosts, pos: (path, key) => src.pos(path, key) };
@@ -100,6 +103,6 @@ function pathOf(base: string, given: string | undefined, fallback: string): stri
 export function reachOf(h: LabHost): SshReach {
   return {
     kind: 'ssh', host: h.host, port: h.port, user: h.user, key: h.key, knownHost: h.knownHost,
-    pt: h.pt, label: h.name, connectTimeoutMs: h.connectTimeoutMs,
+    pt: h.pt, label: h.name, connectTimeoutMs: h.connectTimeoutMs, ...(h.cpus === undefined ? {} : { cpus: h.cpus }),
   };
 }

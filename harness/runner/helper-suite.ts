@@ -7,6 +7,7 @@ import type { Target } from '../../driver/target.js';
 import type { HelperTarget } from '../link/helper-target.js';
 import type { CpuProfile } from '../sim/profiles.js';
 import { claimCpu } from './claim.js';
+import { CpuMapTarget } from './cpu-map.js';
 import type { RunCpu, SuiteTarget } from './suite-target.js';
 
 /**
@@ -20,30 +21,54 @@ export async function freeLeftovers(t: HelperTarget, before: ReadonlySet<bigint>
 }
 
 /** What the suite needs of the target: a Target that can say it was lost (HelperTarget is one). */
-export type RealPtTarget = Target & Pick<HelperTarget, 'lost'>;
+export type RealPtTarget = Target & Pick<HelperTarget, 'lost'> & { readonly cpus?: number };
+
+/** How a real-PT suite uses its machine. */
+export interface RealPtOptions {
+  /** `--reclaim`: take the CPU back from another tracer (claim.ts). */
+  readonly reclaim?: boolean;
+  /** The machine's CPU the runs trace on (a lane's own: cpu-map.ts). Default 0. */
+  readonly cpu?: number;
+}
 
 /** The target's real PT, one connection or VM for the whole suite; its profile is what CPUID says. */
 export class HelperPtSuite implements SuiteTarget {
   readonly rules: 'qemu' | 'ssh';
 
-  constructor(readonly kind: 'qemu' | 'ssh', private readonly t: RealPtTarget, readonly probed: CpuProfile, private readonly reclaim = false) {
+  private readonly reclaim: boolean;
+  /** The machine's CPU this suite's runs trace on. */
+  readonly cpu: number;
+  /** CPUs online on the machine (what more lanes may use: cpu-map.ts laneCpus). */
+  readonly online: number;
+
+  constructor(readonly kind: 'qemu' | 'ssh', private readonly t: RealPtTarget, readonly probed: CpuProfile, o: RealPtOptions = {}) {
     this.rules = kind;
+    this.reclaim = o.reclaim ?? false;
+    this.cpu = o.cpu ?? 0;
+    this.online = t.cpus ?? 1;
+  }
+
+  /** The machine's name, as the refusal of too many lanes names it. */
+  get machine(): string {
+    return this.t.description;
   }
 
   get description(): string {
-    return this.t.description;
+    return this.cpu === 0 ? this.t.description : `${this.t.description} CPU ${this.cpu}`;
   }
 
   lost(): string | undefined {
     return this.t.lost;
   }
 
-  /** Claims CPU 0 for the run (CpuClaimedError when someone else traces there, unless --reclaim). */
+  /** Claims the suite's CPU for the run (CpuClaimedError when someone else traces there, unless --reclaim). */
   async prepare(): Promise<RunCpu> {
     const t = this.t;
-    const taken = await claimCpu(t, 0, { reclaim: this.reclaim });
+    const taken = await claimCpu(t, this.cpu, { reclaim: this.reclaim });
+    // Scenarios trace on the run's CPU 0: put it on the suite's CPU of the machine.
+    const target = this.cpu === 0 ? t : new CpuMapTarget(t, this.cpu);
     return {
-      target: t, model: undefined, description: t.description,
+      target, model: undefined, description: this.description,
       release: async () => { await taken?.restore(); },
       ...(taken ? { notes: [taken.note] } : {}),
     };

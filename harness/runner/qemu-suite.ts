@@ -53,7 +53,7 @@ export async function openQemuSuite(reach: QemuReach, signal?: AbortSignal): Pro
     }
   }
   try {
-    return reach.pt === 'model' ? new QemuModelSuite(t, `qemu:${choice.accel}+model`) : new HelperPtSuite('qemu', t, await probedProfile(t, signal ? { signal } : {}), reach.reclaim === true);
+    return reach.pt === 'model' ? new QemuModelSuite(t, `qemu:${choice.accel}+model`) : new HelperPtSuite('qemu', t, await probedProfile(t, signal ? { signal } : {}), { reclaim: reach.reclaim === true });
   } catch (e) {
     await t.dispose();
     throw e;

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { PtError, UnsupportedError } from '../../driver/base/errors.js';
 import { checkPrivateKey, pinnedHostKey } from '../ssh/known-hosts.js';
 import { SshTarget } from '../ssh/ssh-target.js';
+import { laneCpus } from './cpu-map.js';
 import { HelperPtSuite } from './helper-suite.js';
 import { probedProfile } from './probed-profile.js';
 import { SshModelSuite } from './ssh-model-suite.js';
@@ -47,7 +48,10 @@ export async function openSshSuite(reach: SshReach, signal?: AbortSignal): Promi
     throw new TargetUnavailableError(where, `${where}: ${(e as Error).message}`, hint, { cause: e });
   }
   try {
-    return model ? new SshModelSuite(t) : new HelperPtSuite('ssh', t, await probedProfile(t, signal ? { signal } : {}), reach.reclaim === true);
+    if (model) return new SshModelSuite(t);
+    // The lane's CPU: the first of --cpus, or the first CPU but 0 (cpu-map.ts laneCpus).
+    const [cpu] = laneCpus(where, t.cpus, 1, reach.cpus);
+    return new HelperPtSuite('ssh', t, await probedProfile(t, signal ? { signal } : {}), { reclaim: reach.reclaim === true, cpu: cpu! });
   } catch (e) {
     await t.dispose();
     throw e;

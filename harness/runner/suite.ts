@@ -24,6 +24,8 @@ import { cellsOf, fingerprintOf, type MatrixDef } from './matrix.js';
 import type { KeepRuns } from './run-scenario.js';
 import { cellsOfShard, removeShardJson, SHARD_FORMAT, writeShardJson, type ShardJson, type ShardSpec } from './shard.js';
 import { cpuBusy, openSuiteTarget, targetFailure, type SuiteTarget } from './suite-target.js';
+import { laneCpus } from './cpu-map.js';
+import { HelperPtSuite } from './helper-suite.js';
 import { simWorkerLane, targetLane, type Lane } from './lanes.js';
 import type { TargetReach } from './targets.js';
 import { ptlabVersion } from './version.js';
@@ -343,7 +345,7 @@ async function openLanes(plan: SuitePlan, host: SuiteTarget, n: number, signal: 
     await host[Symbol.asyncDispose](); // nothing shared: each worker makes its own model per run
     return Array.from({ length: n }, () => simWorkerLane());
   }
-  const more = await Promise.allSettled(Array.from({ length: n - 1 }, () => openSuiteTarget(plan.target, plan.reach, signal)));
+  const more = await Promise.allSettled(lanesReach(plan.reach, host, n).map((reach) => openSuiteTarget(plan.target, reach, signal)));
   const opened = more.flatMap((x) => (x.status === 'fulfilled' ? [x.value] : []));
   const failed = more.find((x): x is PromiseRejectedResult => x.status === 'rejected');
   if (failed) {
@@ -351,6 +353,17 @@ async function openLanes(plan: SuitePlan, host: SuiteTarget, n: number, signal: 
     throw failed.reason;
   }
   return [host, ...opened].map(targetLane);
+}
+
+/**
+ * How each lane after the first reaches the target. On one lab machine's own PT every lane traces
+ * on a CPU of its own (cpu-map.ts laneCpus: refused when there are fewer CPUs than lanes); a qemu
+ * lane is a VM of its own, and a `pt: model` machine's runs trace on the model.
+ */
+function lanesReach(reach: TargetReach | undefined, host: SuiteTarget, n: number): (TargetReach | undefined)[] {
+  if (reach?.kind !== 'ssh' || !(host instanceof HelperPtSuite)) return Array.from({ length: n - 1 }, () => reach);
+  const cpus = laneCpus(host.machine, host.online, n, reach.cpus);
+  return cpus.slice(1).map((c) => ({ ...reach, cpus: [c] }));
 }
 
 /** shard.json of a shard that starts: which shard, the matrix it was cut from and its fingerprint. */

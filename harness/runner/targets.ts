@@ -56,6 +56,11 @@ export interface SshReach {
   readonly connectTimeoutMs?: number;
   /** `--reclaim`: take the machine's CPU back when someone else traces on it (claim.ts); with its own PT only. */
   readonly reclaim?: boolean;
+  /**
+   * The CPUs the suite's lanes trace on, one each (`--cpus`, an inventory's `cpus:`). Default: the
+   * online CPUs but CPU 0 (CPU 0 on a one-CPU machine): cpu-map.ts laneCpus.
+   */
+  readonly cpus?: readonly number[];
 }
 
 /** How to reach a target other than the sim. */

@@ -26,7 +26,7 @@ export interface SshTargetOptions extends SshConfig {
 export class SshTarget extends HelperTarget {
   readonly description: string;
 
-  private constructor(readonly ssh: SshClient, helper: HelperChannel, label: string, pmiClearsTraceEn: boolean) {
+  private constructor(readonly ssh: SshClient, helper: HelperChannel, label: string, pmiClearsTraceEn: boolean, readonly cpus: number) {
     super(helper, pmiClearsTraceEn);
     this.description = `ssh:${label}`;
   }
@@ -40,7 +40,8 @@ export class SshTarget extends HelperTarget {
       const stream: Duplex = await ssh.openExec(opts.helperCommand ?? 'ptlab-helper');
       helper = new HelperChannel(`ssh://${ssh.host} ${opts.helperCommand ?? 'ptlab-helper'}`, stream);
       await helper.connect(timed);
-      const t = new SshTarget(ssh, helper, opts.label ?? opts.host, opts.pmiClearsTraceEn ?? false);
+      const { cpus } = await helper.info(timed);
+      const t = new SshTarget(ssh, helper, opts.label ?? opts.host, opts.pmiClearsTraceEn ?? false, Math.max(1, cpus));
       if (opts.requirePt === true) await t.requirePt(timed);
       return t;
     } catch (e) {

@@ -36,6 +36,12 @@ describe('a right inventory', () => {
     });
   });
 
+  test('cpus: the CPUs the machine\'s lanes trace on, one each, go to its reach', () => {
+    const [h] = parseInventory('lab.yaml', `${ONE}    cpus: [2, 3]\n`).hosts;
+    expect([h!.cpus, reachOf(h!).cpus]).toEqual([[2, 3], [2, 3]]);
+    expect(refusal(`${ONE}    cpus: [2, 2]\n`).problem).toBe('schema');
+  });
+
   test('key and known-host are relative to the inventory file; ~/ is the home directory; absolute stays', () => {
     const inv = parseInventory('/etc/ptlab/lab.yaml', `${ONE}    key: keys/lab1\n    known-host: ~/.ssh/lab_hosts\n  - name: lab2\n    host: h2\n    key: /k/two\n`);
     expect(inv.hosts.map((h) => [h.key, h.knownHost])).toEqual([
@@ -56,7 +62,7 @@ describe('a right inventory', () => {
 
 describe('a wrong entry is refused at file:line:col', () => {
   test.for([
-    { what: 'a misspelled key, with the nearest one', text: `${ONE}    prot: 22\n`, want: { problem: 'schema', at: "4:5: unknown key 'prot' (keys here: name, host, port, user, key, known-host, tags, pt, connect-timeout)", suggestion: 'port' } },
+    { what: 'a misspelled key, with the nearest one', text: `${ONE}    prot: 22\n`, want: { problem: 'schema', at: "4:5: unknown key 'prot' (keys here: name, host, port, user, key, known-host, tags, pt, connect-timeout, cpus)", suggestion: 'port' } },
     { what: 'a misspelled top-level key', text: 'host:\n  - name: a\n    host: h\n', want: { problem: 'schema', at: "1:1: unknown key 'host' (keys here: hosts)", suggestion: 'hosts' } },
     { what: 'a port that is a string', text: `${ONE}    port: "22"\n`, want: { problem: 'schema', at: '4:11: hosts[0].port must be integer' } },
     { what: 'a port out of range', text: `${ONE}    port: 70000\n`, want: { problem: 'schema', at: '4:11: hosts[0].port must be <= 65535' } },

@@ -64,7 +64,7 @@ describe('the command line', () => {
     await writeFile(file, 'hosts:\n  - name: lab1\n    host: h\n    prot: 22\n');
     const out = join(root, 'bad-out');
     const r = await ptlab('run', 'topa-grow', '--hosts', file, '--out', out);
-    expect([r.code, r.err.split('\n')[0], existsSync(out)]).toEqual([2, `ptlab run: ${file}:4:5: unknown key 'prot' (keys here: name, host, port, user, key, known-host, tags, pt, connect-timeout) (did you mean port?)`, false]);
+    expect([r.code, r.err.split('\n')[0], existsSync(out)]).toEqual([2, `ptlab run: ${file}:4:5: unknown key 'prot' (keys here: name, host, port, user, key, known-host, tags, pt, connect-timeout, cpus) (did you mean port?)`, false]);
   });
 });
 

@@ -58,7 +58,7 @@ describe('claimCpu', () => {
 });
 
 describe('a real-PT suite (HelperPtSuite) over a CPU someone else traces on', () => {
-  const suite = (sim: SimTarget, reclaim: boolean) => new HelperPtSuite('ssh', Object.assign(sim, { lost: undefined }), getProfile('skylake'), reclaim);
+  const suite = (sim: SimTarget, reclaim: boolean) => new HelperPtSuite('ssh', Object.assign(sim, { lost: undefined }), getProfile('skylake'), { reclaim });
 
   test('refuses the run before it starts, instead of scrubbing the other agent\'s trace away', async () => {
     await using sim = await traced();

@@ -66,6 +66,7 @@ const USAGE = [
   '         --out must be new or empty; --force replaces an earlier run\'s directories there (never other files)',
   '         qemu: [--pt hardware|model] [--accel auto|tcg|kvm]',
   '         ssh:  --host H [--port P] [--user U] [--key FILE] [--known-host FILE]',
+  '               [--cpus 2,3]  the machine\'s CPUs the runs trace on, one per --jobs lane (default: every CPU but 0)',
   '         [--reclaim]     on real PT (qemu --pt hardware, ssh): take the CPU back when someone else traces on it',
   '                         (their trace is lost; said on stderr and in each run); without it such a CPU is refused (exit 3)',
   '         --hosts FILE [--tags T1,T2]   every lab machine of an inventory (or those with any of the tags) in parallel, under DIR/<host>/',
@@ -78,7 +79,7 @@ export function defaultOut(now = new Date()): string {
 }
 
 /** Options that belong to one target kind only. */
-const QEMU_OPTS = ['--pt', '--accel'], SSH_OPTS = ['--host', '--port', '--user', '--key', '--known-host'];
+const QEMU_OPTS = ['--pt', '--accel'], SSH_OPTS = ['--host', '--port', '--user', '--key', '--known-host', '--cpus'];
 
 /** `ptlab run`'s options (parseArgs: `--opt value` and `--opt=value`). */
 export const RUN_OPTIONS = {
@@ -87,7 +88,7 @@ export const RUN_OPTIONS = {
   seed: { type: 'string' }, seeds: { type: 'string' }, keep: { type: 'string' },
   'fail-fast': { type: 'boolean' }, force: { type: 'boolean' }, json: { type: 'boolean' }, 'max-target-failures': { type: 'string' },
   pt: { type: 'string' }, accel: { type: 'string' },
-  host: { type: 'string' }, port: { type: 'string' }, user: { type: 'string' }, key: { type: 'string' }, 'known-host': { type: 'string' },
+  host: { type: 'string' }, port: { type: 'string' }, user: { type: 'string' }, key: { type: 'string' }, 'known-host': { type: 'string' }, cpus: { type: 'string' },
   hosts: { type: 'string' }, tags: { type: 'string' },
   shard: { type: 'string' }, jobs: { type: 'string' }, reclaim: { type: 'boolean' },
 } as const satisfies Record<string, OptionSpec>;
@@ -215,9 +216,14 @@ function reachOf(kind: TargetKind, given: ReadonlyMap<string, string>): TargetRe
     const port = portText === undefined ? undefined : Number(portText);
     if (port !== undefined && (!/^\d+$/.test(portText!) || port < 1 || port > 65535)) throw new PtError('bad_config', `--port must be 1..65535, got '${portText}'`);
     const user = given.get('--user'), key = given.get('--key'), knownHost = given.get('--known-host');
+    const cpusText = given.get('--cpus');
+    const cpus = cpusText === undefined ? undefined : cpusText.split(',').map((c) => {
+      if (!/^\d{1,4}$/.test(c)) throw new PtError('bad_config', `--cpus takes CPU numbers separated by commas (e.g. 2,3), got '${cpusText}'`);
+      return Number(c);
+    });
     return {
       kind: 'ssh', host, ...(port === undefined ? {} : { port }), ...(user === undefined ? {} : { user }),
-      ...(key === undefined ? {} : { key }), ...(knownHost === undefined ? {} : { knownHost }),
+      ...(key === undefined ? {} : { key }), ...(knownHost === undefined ? {} : { knownHost }), ...(cpus === undefined ? {} : { cpus }),
     };
   }
   return undefined;
