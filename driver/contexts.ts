@@ -57,7 +57,7 @@ export async function traceContexts(target: Target, specs: readonly ContextSpec[
   const sessions: TraceSession[] = [];
   const execs: Execution[] = [];
   try {
-    for (const s of specs) sessions.push(await TraceSession.open(target, s.req, o));
+    for (const s of specs) sessions.push(await TraceSession.open(target, s.req, { confineTo: s.workload, ...o }));
     return await new Scheduler(target, specs, sessions, execs, cpu, o).run();
   } finally {
     for (const e of execs) await e[Symbol.asyncDispose]();

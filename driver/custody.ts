@@ -163,6 +163,10 @@ export class CustodyTarget implements Target {
     this.inner.note?.(cpu, text);
   }
 
+  cr3Of(cpu: number): bigint | undefined {
+    return this.inner.cr3Of?.(cpu);
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     await this.inner[Symbol.asyncDispose]();
   }

@@ -35,7 +35,11 @@ export type DriverFault =
   /** Context restore: STATUS.PendPSB of the saved state is cleared before it is loaded (a PSB owed at the save is lost: docs/sdm/output.md §7.4). */
   | 'drop-pend-psb'
   /** Release: a run that ends early frees its buffers without clearing TraceEn first (docs/sdm/output.md §9). */
-  | 'free-before-disable';
+  | 'free-before-disable'
+  /** Open: the trace is not confined to the workload (no IP or CR3 filter): other code on the CPU is traced too. */
+  | 'no-confine'
+  /** PMI handler: the LVT entry is never unmasked (as if perf's NMI handler always did it: docs/sdm/msrs.md §11.1). */
+  | 'skip-unmask';
 
 /** What each fault breaks, in one line (ptlab list, result.json figures). */
 export const DRIVER_FAULTS: Readonly<Record<DriverFault, string>> = {
@@ -53,6 +57,8 @@ export const DRIVER_FAULTS: Readonly<Record<DriverFault, string>> = {
   'double-ack': 'the PMI handler acknowledges GLOBAL_STATUS[55] although the top half already did',
   'drop-pend-psb': 'the context restore clears PendPSB in the saved STATUS before loading it',
   'free-before-disable': 'a run that ends early frees its buffers while TraceEn may still be 1',
+  'no-confine': 'the trace is not confined to the workload: other code on the traced CPU is traced too',
+  'skip-unmask': 'the PMI handler never unmasks the LVT entry, counting on a co-resident perf handler to',
 };
 
 /** Every fault name. */

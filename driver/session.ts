@@ -20,6 +20,7 @@ import type { TraceRequest } from './request.js';
 import type { Execution, Target, TargetEvent, Workload } from './target.js';
 import { TopaManager } from './topa/manager.js';
 import { describeLeaks, freeOrLeak, type Teardown } from './teardown.js';
+import { confine, type Confinement } from './confine.js';
 
 /** Options of a trace session. */
 export interface SessionOptions {
@@ -33,6 +34,11 @@ export interface SessionOptions {
   readonly faults?: DriverFaults;
   /** Told what the release did (freed, or leaked because tracing could not be confirmed off). */
   readonly onTeardown?: (t: Teardown) => void;
+  /**
+   * The workload the trace is for: the request is confined to it (confine.ts: an IP filter on its
+   * image, or a CR3 filter on its address space) unless it already filters. Absent: as requested.
+   */
+  readonly confineTo?: Workload;
 }
 
 /** Everything a run produced. */
@@ -67,27 +73,34 @@ export class TraceSession {
     readonly probed: ProbeResult,
     readonly programmer: Programmer,
     readonly plan: OutputPlan,
-    req: TraceRequest,
+    /** The request as programmed: the one asked for, confined to the workload (SessionOptions.confineTo). */
+    readonly request: TraceRequest,
     meter: TraceOffMeter | undefined,
     private readonly faults: DriverFaults,
     private readonly onTeardown: ((t: Teardown) => void) | undefined,
+    /** How the request was confined to its workload (confine.ts). */
+    readonly confinement: Confinement = 'none',
   ) {
     this.handler = new PmiHandler(io, plan, this.losses, meter, faults);
-    const mode = req.switching ?? 'none';
+    const mode = request.switching ?? 'none';
     this.switcher = mode === 'none' ? undefined : new ContextSwitcher(io, probed.caps, mode, programmer.filterOps(), faults);
   }
 
   /** Probe, refuse what the CPU lacks or its errata rule out (before any MSR write), fail safe if TraceEn=1, plan the output. */
-  static async open(target: Target, req: TraceRequest, o: SessionOptions = {}): Promise<TraceSession> {
+  static async open(target: Target, asked: TraceRequest, o: SessionOptions = {}): Promise<TraceSession> {
     const cpu = o.cpu ?? 0;
     const probed = await probe(target, cpu, { signal: o.signal });
+    const faults = o.faults ?? NO_FAULTS;
+    // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
+    const confined = o.confineTo && !faults.has('no-confine') ? confine(asked, o.confineTo, probed.caps, target.cr3Of?.(cpu)) : { req: asked, how: 'none' as const };
+    const req = confined.req;
     checkRequest(probed.caps, req, probed.errata);
     const io = new TargetIo(target, cpu, o.signal ? { signal: o.signal } : {});
-    const faults = o.faults ?? NO_FAULTS;
     const programmer = new Programmer(io, req, faults);
     await programmer.assertIdle();
     const plan = req.output.scheme === 'topa' ? await TopaManager.create(io, req.output) : await SingleRangePlan.create(io, req.output);
-    return new TraceSession(io, probed, programmer, plan, req, o.meter, faults, o.onTeardown);
+    if (o.confineTo) io.note(`confine: ${confined.how}`);
+    return new TraceSession(io, probed, programmer, plan, req, o.meter, faults, o.onTeardown, confined.how);
   }
 
   /** Unmask the LVT PMI entry for ToPA (SDM recipe, docs/sdm/output.md §4.5 step 1), then the enable sequence. */
@@ -217,7 +230,7 @@ export class TraceSession {
  * anything is freed (TraceSession.release; `onTeardown` hears what it did).
  */
 export async function traceRun(target: Target, workload: Workload, req: TraceRequest, o: SessionOptions & { figures?: () => TargetFigures } = {}): Promise<TraceResult> {
-  const s = await TraceSession.open(target, req, o);
+  const s = await TraceSession.open(target, req, { confineTo: workload, ...o });
   try {
     await s.start();
     await using exec = target.start(workload, o.cpu ?? 0, { ...(o.signal ? { signal: o.signal } : {}), ...(o.sliceBranches ? { sliceBranches: o.sliceBranches } : {}) });

@@ -99,6 +99,12 @@ export type TargetEvent =
       readonly acked: boolean;
       /** The top half already cleared TraceEn (Linux-style NMI handler). */
       readonly traceEnCleared: boolean;
+      /**
+       * The top half froze the traced workload: it makes no progress until the driver pulls the next
+       * event (the model's CPU stops while the driver thinks; a lab machine's keeps running unless the
+       * module freezes the task). Absent: unknown (a synthetic event).
+       */
+      readonly frozen?: boolean;
     }
   | { readonly kind: 'slice'; readonly cpu: number; readonly branches: number }
   | { readonly kind: 'exit'; readonly cpu: number; readonly code: number }
@@ -133,6 +139,12 @@ export interface Target extends AsyncDisposable {
    * PMI algorithm taken). A recorder writes it to the transcript as a `note`; targets ignore it.
    */
   note?(cpu: number, text: string): void;
+  /**
+   * Optional: the CR3 a workload started on `cpu` will run under, when the target knows it before
+   * the start (the model: its configured address space). The driver's CR3 filter needs it
+   * (confine.ts); a target that cannot tell has no such method.
+   */
+  cr3Of?(cpu: number): bigint | undefined;
 }
 
 /** One line of transcript.jsonl (docs/design.md "The run directory"); hex strings as in docs/formats/packet-json.md. */

@@ -119,6 +119,11 @@ export class RecordingTarget implements Target {
     this.inner.note?.(cpu, text);
   }
 
+  /** The inner target's (no target call: nothing recorded). */
+  cr3Of(cpu: number): bigint | undefined {
+    return this.inner.cr3Of?.(cpu);
+  }
+
   pmiEnable(cpu: number, opts?: CallOpts): Promise<void> {
     return this.call(cpu, 'pmi-enable', {}, () => this.inner.pmiEnable(cpu, opts));
   }
@@ -246,7 +251,8 @@ function opValue(ops: readonly MsrOp[], i: number): bigint {
 
 function eventFields(ev: TargetEvent): Fields {
   switch (ev.kind) {
-    case 'pmi': return { value: hex(ev.globalStatus), result: `ctl=${hex(ev.ctl)} status=${hex(ev.status)} acked=${ev.acked} traceEnCleared=${ev.traceEnCleared}` };
+    // frozen=false (the workload ran on while the driver handled it) is said; the model's usual frozen=true is not.
+    case 'pmi': return { value: hex(ev.globalStatus), result: `ctl=${hex(ev.ctl)} status=${hex(ev.status)} acked=${ev.acked} traceEnCleared=${ev.traceEnCleared}${ev.frozen === false ? ' frozen=false' : ''}` };
     case 'slice': return { value: String(ev.branches) };
     case 'exit': return { value: String(ev.code) };
     case 'fault': return { fault: ev.error.message };

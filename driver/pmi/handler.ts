@@ -143,8 +143,10 @@ export class PmiHandler {
     // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
     if (this.faults.has('unmask-before-clear')) await this.io.pmiEnable();
     await this.io.batch([...writes, ...this.ack(ev.acked)]);
-    // Step 8: unmask the LVT entry (the CPU masked it on delivery: docs/sdm/msrs.md §11.1).
-    await this.io.pmiEnable();
+    // Step 8: unmask the LVT entry (the CPU masked it on delivery: docs/sdm/msrs.md §11.1). Whether a
+    // perf handler on the host already did is not ours to know: unmasking again changes nothing.
+    // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
+    if (!this.faults.has('skip-unmask')) await this.io.pmiEnable();
     // Step 9: restore CTL; tracing resumes if it was on (not after an operational error). A fault
     // that restored it early writes it again here: TraceEn 1→1 changes nothing.
     const window = await closeWindow();

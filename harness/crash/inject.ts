@@ -131,6 +131,10 @@ export class InjectingTarget implements Target {
     this.inner.note?.(cpu, text);
   }
 
+  cr3Of(cpu: number): bigint | undefined {
+    return this.inner.cr3Of?.(cpu);
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     await this.inner[Symbol.asyncDispose]();
   }

@@ -11,6 +11,7 @@ import type { TraceModelOptions } from '../sim/exec/cpu-trace.js';
 import type { TopHalf } from '../sim/exec/execution.js';
 import type { TopaOptions } from '../sim/output/topa.js';
 import { getProfile, type CpuProfile, type ProfileName } from '../sim/profiles.js';
+import type { Realism } from '../sim/realism.js';
 import { SimTarget } from '../sim/sim-target.js';
 import { BorrowedMemory } from './borrowed-memory.js';
 import { GuestRamSync } from './guest-ram-sync.js';
@@ -30,6 +31,8 @@ export interface PtModelOptions {
   readonly topHalf?: TopHalf;
   /** CPUs another agent already traces on (SimTargetOptions.foreignOwner). */
   readonly foreignOwner?: readonly number[];
+  /** How close to a lab machine the model runs (SimTargetOptions.realism). */
+  readonly realism?: Realism;
 }
 
 /** What attachModel needs of the guest; QemuTarget is one. */
@@ -71,6 +74,7 @@ export function modelOptions(guest: Pick<ModelHost, 'nmiClearsTraceEn' | 'descri
     ...(o.cr3 === undefined ? {} : { cr3: o.cr3 }),
     ...(o.topHalf === undefined ? {} : { topHalf: o.topHalf }),
     ...(o.foreignOwner === undefined ? {} : { foreignOwner: o.foreignOwner }),
+    ...(o.realism === undefined ? {} : { realism: o.realism }),
   };
 }
 

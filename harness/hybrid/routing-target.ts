@@ -159,6 +159,11 @@ export class RoutingTarget<G extends Target = Target, M extends Target = Target>
     if (!this.disposed) this.guest.note?.(cpu, text);
   }
 
+  /** The model runs the workloads: their address space is the model's. */
+  cr3Of(cpu: number): bigint | undefined {
+    return this.model.cr3Of?.(cpu);
+  }
+
   /** Disposes what it owns: the model first (its runs write into the guest's memory), then the guest. Idempotent. */
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.disposed) return;

@@ -28,6 +28,8 @@ export function pmiEventOf(fields: readonly string[]): TargetEvent & { kind: 'pm
     status: status!,
     acked: (flags! & EV_ACKED) !== 0n,
     traceEnCleared: (flags! & EV_TRACEEN_CLEARED) !== 0n,
+    // The module's NMI handler does not hold the traced task: it runs on while the host handles.
+    frozen: false,
   };
 }
 

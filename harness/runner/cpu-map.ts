@@ -92,6 +92,10 @@ export class CpuMapTarget implements Target {
     this.inner.note?.(this.to(cpu), text);
   }
 
+  cr3Of(cpu: number): bigint | undefined {
+    return this.inner.cr3Of?.(this.to(cpu));
+  }
+
   /** A view of one CPU: the machine is its owner's to dispose. */
   async [Symbol.asyncDispose](): Promise<void> {
     // Nothing of its own to stop.

@@ -90,7 +90,7 @@ export function simWorkerLane(): Lane {
       const id = nextId++;
       const msg: CellMessage = {
         id, scenario: spec.scenario.name, profile: spec.profile as ProfileName, seed: spec.seed,
-        knobs: spec.knobs ?? [], driverFaults: spec.driverFaults ?? [], dir, keep,
+        knobs: spec.knobs ?? [], driverFaults: spec.driverFaults ?? [], dir, keep, ...(spec.realism ? { realism: spec.realism } : {}),
       };
       return new Promise<LaneRun>((resolve, reject) => {
         pending.set(id, { resolve, reject });

@@ -13,6 +13,7 @@ import { probe } from '../../driver/probe.js';
 import { RecordingTarget } from '../../driver/transcript.js';
 import type { DriverFault } from '../../driver/faults.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
+import type { RealismMode } from '../sim/realism.js';
 import { capsOf, getProfile, type CpuProfile, type ProfileName } from '../sim/profiles.js';
 import { ScenarioContext } from '../scenarios/context.js';
 import type { Scenario, ScenarioEnv, TargetKind } from '../scenarios/scenario.js';
@@ -41,6 +42,8 @@ export interface RunSpec {
    * (docs/design.md "The invariant"). Not recorded in result.json.
    */
   readonly signal?: AbortSignal;
+  /** How close to a lab machine the model runs (`--realism`: harness/sim/realism.ts). Default frozen. */
+  readonly realism?: RealismMode;
 }
 
 /** Which run directories are kept: every one, or only those of failed runs (a seed sweep). */
@@ -75,7 +78,8 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
       await writeVerdict(tmp, r);
       return await finish(r);
     }
-    const cpu = await on.prepare({ profile: p, seed, knobs, settings: scenario.sim ?? {} });
+    const realism = spec.realism ?? 'frozen';
+    const cpu = await on.prepare({ profile: p, seed, knobs, settings: { ...scenario.sim, ...(realism !== 'frozen' ? { realism } : {}) } });
     let released = false;
     const release = async (): Promise<void> => {
       if (!released) { released = true; await cpu.release(); }
@@ -140,6 +144,7 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
       if (cpu.model) ctx.figure('simPmiSkid', knobs.includes('huge-pmi-skid') ? 65536 : scenario.sim?.pmiSkid ?? SIM_DEFAULTS.pmiSkid);
       if (target !== 'sim') ctx.figure('targetDescription', cpu.description);
       if (knobs.length) ctx.figure('knobs', knobs.join(','));
+      if (realism !== 'frozen') ctx.figure('realism', realism);
       if (faults.length) ctx.figure('driverFaults', faults.join(','));
       const r = judged({ ...base, ...verdictOf(ctx.expectations), expectations: ctx.expectations, figures: ctx.figures, ...(libipt ? { libipt } : {}) });
       await writeVerdict(tmp, r);

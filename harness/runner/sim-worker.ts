@@ -7,6 +7,7 @@ import { findScenario } from '../scenarios/index.js';
 import type { DriverFault } from '../../driver/faults.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import type { ProfileName } from '../sim/profiles.js';
+import type { RealismMode } from '../sim/realism.js';
 import type { RunDetail } from '../report/html/view-model.js';
 import type { ResultJson } from '../report/result.js';
 import { runCell } from './lanes.js';
@@ -23,6 +24,7 @@ export interface CellMessage {
   readonly driverFaults: readonly DriverFault[];
   readonly dir: string;
   readonly keep: KeepRuns;
+  readonly realism?: RealismMode;
 }
 
 /** What became of it (worker → main): the result, or the error with its code (an errno or a PtError code) and where it was thrown. */
@@ -36,7 +38,7 @@ if (port) {
   port.on('message', (m: CellMessage) => {
     void (async (): Promise<CellReply> => {
       try {
-        const spec = { scenario: findScenario(m.scenario), target: 'sim' as const, profile: m.profile, seed: m.seed, knobs: m.knobs, driverFaults: m.driverFaults };
+        const spec = { scenario: findScenario(m.scenario), target: 'sim' as const, profile: m.profile, seed: m.seed, knobs: m.knobs, driverFaults: m.driverFaults, ...(m.realism ? { realism: m.realism } : {}) };
         return { id: m.id, ok: true, ...await runCell(spec, m.dir, sim, m.keep) };
       } catch (e) {
         const err = e as Error & { code?: unknown };

@@ -18,6 +18,7 @@ import type { MadeSections } from '../report/html/suite-view.js';
 import type { RunDetail } from '../report/html/view-model.js';
 import type { DriverFault } from '../../driver/faults.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
+import type { RealismMode } from '../sim/realism.js';
 import type { CpuProfile, ProfileName } from '../sim/profiles.js';
 import type { Scenario, TargetKind } from '../scenarios/scenario.js';
 import { cellsOf, fingerprintOf, type MatrixDef } from './matrix.js';
@@ -48,6 +49,8 @@ export interface SuitePlan {
   readonly failFast?: boolean;
   /** Model knobs: sim only. */
   readonly knobs?: readonly KnobName[];
+  /** How close to a lab machine the model runs (`--realism`: harness/sim/realism.ts); where a model is the PT unit. */
+  readonly realism?: RealismMode;
   /** Driver faults (driver/faults.ts): any target. */
   readonly driverFaults?: readonly DriverFault[];
   /** How to reach a qemu or ssh target. */
@@ -233,7 +236,7 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
       const job = jobs[i]!;
       const { seed, s, p, name } = job;
       const t0 = performance.now();
-      const spec = { scenario: s, target: plan.target, profile: p, seed, knobs: plan.knobs ?? [], driverFaults: plan.driverFaults ?? [] };
+      const spec = { scenario: s, target: plan.target, profile: p, seed, knobs: plan.knobs ?? [], driverFaults: plan.driverFaults ?? [], ...(plan.realism ? { realism: plan.realism } : {}) };
       const dir = runDirOf(plan.out, s.name, name, sweep ? seed : undefined);
       // The directories a run without a directory of its own must not leave behind (never --out itself).
       const leaveNoEmptyDirs = (): Promise<void> => removeEmptyDirs(dirname(dir), sweep ? join(plan.out, `seed-${seed}`) : dirname(dir));
@@ -369,7 +372,7 @@ function lanesReach(reach: TargetReach | undefined, host: SuiteTarget, n: number
 /** shard.json of a shard that starts: which shard, the matrix it was cut from and its fingerprint. */
 async function shardJsonOf(plan: SuitePlan, profiles: readonly string[], keep: KeepRuns, shardCells: number): Promise<ShardJson> {
   const matrix: MatrixDef = {
-    target: plan.reach?.kind === 'qemu' ? `qemu --pt ${plan.reach.pt}` : plan.target, sweep: plan.lastSeed !== undefined, keep,
+    target: `${plan.reach?.kind === 'qemu' ? `qemu --pt ${plan.reach.pt}` : plan.target}${plan.realism && plan.realism !== 'frozen' ? ` --realism ${plan.realism}` : ''}`, sweep: plan.lastSeed !== undefined, keep,
     seeds: seedRange(plan), scenarios: plan.scenarios.map((s) => s.name), profiles,
     knobs: [...(plan.knobs ?? [])], driverFaults: [...(plan.driverFaults ?? [])],
   };

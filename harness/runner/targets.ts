@@ -8,6 +8,7 @@ import type { AccelRequest } from '../qemu/accel.js';
 import { applyKnobs, knobOptions, type KnobName } from '../sim/knobs/knobs.js';
 import { PROFILE_NAMES, type CpuProfile, type ProfileName } from '../sim/profiles.js';
 import { SimTarget, type SimTargetOptions } from '../sim/sim-target.js';
+import { realismOf } from '../sim/realism.js';
 import type { SimSettings, TargetKind } from '../scenarios/scenario.js';
 
 /** Target kinds `ptlab run` accepts. */
@@ -99,6 +100,7 @@ export function runModelOptions(profile: ProfileName | CpuProfile, seed: number,
     trace: modelTrace(o),
     ...(o.topHalf ? { topHalf: o.topHalf } : {}),
     ...(o.foreignOwner ? { foreignOwner: [0] } : {}),
+    ...(o.realism && o.realism !== 'frozen' ? { realism: realismOf(o.realism, seed) } : {}),
   }, knobs);
 }
 

@@ -208,8 +208,11 @@ export class ScenarioContext {
     /** The target calls each PMI handed to the session made, as the transcript saw them. */
     const calls: { record: number; roundTrips: number; batches: number }[] = [];
     let stopCalls: TargetCalls | undefined;
-    const s = await TraceSession.open(this.target, req, this.sessionOptions(meter ? { meter, ...(o.sliceBranches ? { sliceBranches: o.sliceBranches } : {}) } : {}));
+    const s = await TraceSession.open(this.target, req, this.sessionOptions({ confineTo: w, ...(meter ? { meter, ...(o.sliceBranches ? { sliceBranches: o.sliceBranches } : {}) } : {}) }));
     this.probed = s.probed;
+    this.figure('confinement', s.confinement);
+    /** PMIs whose top half left the workload running while the driver handled them (TargetEvent `frozen`). */
+    let unfrozen = 0, pmiEvents = 0;
     try {
       await s.start();
       {
@@ -217,7 +220,7 @@ export class ScenarioContext {
         for await (const ev of exec.events) {
           const skid = (ev as { model?: { bytesSincePmi?: number } }).model?.bytesSincePmi;
           if (ev.kind === 'pmi' && skid !== undefined) this.skids.push(skid);
-          if (ev.kind === 'pmi') storm.see(s.plan.chunks.bytes);
+          if (ev.kind === 'pmi') { storm.see(s.plan.chunks.bytes); pmiEvents++; if (ev.frozen === false) unfrozen++; }
           const seen = o.intercept ? await o.intercept(ev, s) : false;
           if (seen === 'stop') break;
           if (seen) continue;
@@ -235,6 +238,11 @@ export class ScenarioContext {
       await s.release();
     }
     this.traceFigures(this.result);
+    if (pmiEvents > 0) {
+      this.expect('the workload made no progress while the driver handled a PMI (its top half froze the task)', unfrozen === 0,
+        `${unfrozen} of ${pmiEvents} PMIs left the workload running on while the handler worked (docs/design.md "Realism")`);
+    }
+    this.expectConfined(w);
     this.expectHandlerOrder(from);
     this.expectTraceOffWindows(this.result, Math.ceil((performance.now() - t0) * 1000));
     this.expectPmiRecords(this.result, req, { notesFrom: from, calls, ...(stopCalls ? { most: { stop: stopCalls } } : {}) });
@@ -380,6 +388,24 @@ export class ScenarioContext {
     this.expect('lossless: no lost entries, no OVF', isLossless(r.ledger), `lost ${show(r.ledger.lost)}`);
     if (!o.partial && this.sim && this.workloadUsed) this.expectAllTraced();
     this.expectFlowEqualsTruth();
+  }
+
+  /**
+   * The trace is the workload's (docs/design.md "Realism", sim only): no branch recorded in the last
+   * trace run's truth lies outside the workload's image — other code on the CPU was filtered out.
+   */
+  expectConfined(w: GeneratedWorkload): void {
+    const log = this.sim?.truthLog(0);
+    if (!log) return;
+    const lo = Number(w.base), hi = lo + w.image.length;
+    let outside = 0, first: number | undefined;
+    for (let i = this.truthFrom; i < log.length; i++) {
+      if (!log.isBranch(i)) continue;
+      const ip = log.ipOf(i);
+      if (ip !== undefined && (ip < lo || ip >= hi)) { outside++; first ??= ip; }
+    }
+    this.expect('the trace is the workload\'s: every traced branch lies in its image', outside === 0,
+      outside ? `${outside} traced branches outside [0x${lo.toString(16)}, 0x${hi.toString(16)}), the first at 0x${BigInt.asUintN(64, BigInt(first!)).toString(16)}` : `image [0x${lo.toString(16)}, 0x${hi.toString(16)})`);
   }
 
   /** Expects the last trace run's truth to hold every branch of the workload's path (tracing was never off in between). */

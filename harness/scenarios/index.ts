@@ -43,6 +43,8 @@ import { pmiAtFinalStop } from './pmi-at-final-stop.js';
 import { failSafeBusy } from './fail-safe-busy.js';
 import { teardownEarlyEnd } from './teardown-early-end.js';
 import { foreignOwner } from './foreign-owner.js';
+import { traceConfined } from './trace-confined.js';
+import { handlerLatency } from './handler-latency.js';
 import { pmiBackToBack } from './pmi-back-to-back.js';
 import { topaBudget } from './topa-budget.js';
 import { topaCachedEntries } from './topa-cached-entries.js';
@@ -53,7 +55,7 @@ import { singleEntryOtherContext } from './single-entry-other-context.js';
 /** Every scenario. */
 export const SCENARIOS: readonly Scenario[] = [
   topaGrow, topaChain, topaCircularFresh, topaProtectUnread, topaProtectUnreadLate, topaStop, topaChainStopEnd, topaBudget, topaCachedEntries, singleRangeWrap, singleEntryTopa,
-  pmiSkid, pmiBackToBack, pmiTopHalf, pmiNotTopa, pmiNotTopaContexts, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, manualPmiOtherContext, protectUnreadOtherContext, singleEntryOtherContext, errorOtherContext, contextSwitchManual, failSafeBusy, foreignOwner, teardownEarlyEnd,
+  pmiSkid, pmiBackToBack, pmiTopHalf, pmiNotTopa, pmiNotTopaContexts, pmiPreservation, psbPreservation, pmiAtFinalStop, xsavesRoundtrip, xsavesPendingPmi, xsavesPmiOtherContext, manualPmiOtherContext, protectUnreadOtherContext, singleEntryOtherContext, errorOtherContext, contextSwitchManual, failSafeBusy, foreignOwner, teardownEarlyEnd, traceConfined, handlerLatency,
   errReservedBit, errWriteWhileEnabled, errTopaMisaligned, errTopaMidrun, errTopaEndInEntry0, singleRangeErrors, kvmGuestLimits,
   cr3Filter, ipFilter, tracestop, tracestopInSkid, retCompression, psbFrequency, branchDisable, cplUserOnly, ovfDrain, mtcTscTiming,
   ptwrite, disTnt,

@@ -43,7 +43,9 @@ export function handlerOrderProblems(lines: readonly TranscriptLine[]): OrderPro
   const owed: TranscriptLine[] = []; // ToPA PMIs not acknowledged yet, oldest first
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i]!;
-    if (l.op === 'wrmsr' && l.msr === RESET && l.fault === undefined && (BigInt(l.value!) & TRACE_TOPA_PMI) !== 0n) owed.shift();
+    // GLOBAL_STATUS[55] is one bit: one acknowledgement answers every ToPA PMI still owed (PMIs that
+    // came while one was held, as where perf unmasks LVTPC at once, merge into it).
+    if (l.op === 'wrmsr' && l.msr === RESET && l.fault === undefined && (BigInt(l.value!) & TRACE_TOPA_PMI) !== 0n) owed.length = 0;
     if (l.op === 'exit') out.push(...statusProblems(lines.slice(i + 1)));
     if (l.op === 'xrstors') out.push(...overwrittenByXrstors(lines, i));
     if (l.op !== 'pmi' || l.value === undefined || (BigInt(l.value) & TRACE_TOPA_PMI) === 0n) continue;

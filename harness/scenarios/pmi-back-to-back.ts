@@ -20,6 +20,7 @@ export const pmiBackToBack: Scenario = {
   // 1.5 regions of skid: the region after the INT region fills too before the PMI arrives.
   sim: { pmiSkid: REGION + REGION / 2 },
   negative: 'no-topa-pmi',
+  catches: ['skip-unmask'],
   async run(ctx) {
     const { workload, extra } = ctx.busy(16 * REGION);
     // circular-fresh puts INT on every region but the last; 8 regions leave room for the long skid.

@@ -7,6 +7,7 @@ import type { KnobName } from '../sim/knobs/knobs.js';
 import type { CpuProfile } from '../sim/profiles.js';
 import type { TopHalf } from '../sim/exec/execution.js';
 import type { InternalBufferConfig } from '../sim/trace/internal-buffer.js';
+import type { RealismMode } from '../sim/realism.js';
 import type { ScenarioContext } from './context.js';
 
 /** Model settings a scenario may ask of the sim target. */
@@ -21,6 +22,8 @@ export interface SimSettings {
   readonly topHalf?: TopHalf;
   /** Another agent already traces on CPU 0 when the run starts (harness/sim/foreign-owner.ts). */
   readonly foreignOwner?: boolean;
+  /** How close to a lab machine the model runs (harness/sim/realism.ts; `ptlab run --realism`). Default frozen. */
+  readonly realism?: RealismMode;
 }
 
 /** The kinds of target a scenario can name. */

@@ -35,7 +35,7 @@ export const topaBudget: Scenario = {
       ctx.truthFilter = { from: before }; // truth.jsonl: the last run's
       const r = await ctx.trace({ output: { scheme: 'topa', policy: 'budget', regionSize: REGION, regions: 3, budget: budget * REGION, tableEntries: entries }, ...extra }, { workload });
       const lines = ctx.target.lines.slice(from);
-      const branches = linesOf(lines, 'note').map((l) => l.value?.replace(/^pmi: /, '') ?? '');
+      const branches = linesOf(lines, 'note').filter((l) => l.value?.startsWith('pmi: ')).map((l) => l.value!.slice(5));
       const shape = branches.join(',').replace(/(ring,)*ring$/, 'ring…').replace(/(grow,)*grow/, 'grow…');
       ctx.expect(`${run}: the branches: grow, then circularize once, then the ring`, /^grow…,circularize(,ring…)?$/.test(shape), `${branches.length} PMIs: ${shape}`);
       // The first 4 KiB allocation is the table page; the rest are output regions.

@@ -9,7 +9,7 @@ import { PtError, throwIfAborted } from '../../driver/base/errors.js';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import type { CallOpts, Execution, MsrOp, MsrResult, PhysMemory, PhysRegion, StartOpts, Target, Workload } from '../../driver/target.js';
 import { CpuTrace, type TraceModelOptions } from './exec/cpu-trace.js';
-import { Engine } from './exec/engine.js';
+import { DEFAULT_CR3, Engine } from './exec/engine.js';
 import { SimExecution, type TopHalf } from './exec/execution.js';
 import { MsrFile } from './msr-file.js';
 import { OutputUnit } from './output/output-unit.js';
@@ -23,6 +23,7 @@ import { xrstors, xsaves, xsavesAreaSize, type XrstorsQuirk } from './xsave.js';
 import type { TruthLog } from './trace/truth.js';
 import { MemoryOracle, overlaps, span, type OwnedMemory } from './memory-oracle.js';
 import { ForeignMemory } from './foreign-owner.js';
+import { FROZEN, type Realism } from './realism.js';
 
 /**
  * What the model needs of its physical memory: the driver's allocator and accesses (Target.phys),
@@ -62,6 +63,8 @@ export interface SimTargetOptions {
   readonly topHalf?: TopHalf;
   /** CPUs another agent already traces on when the model starts, into memory of its own (foreign-owner.ts). */
   readonly foreignOwner?: readonly number[];
+  /** How close to a lab machine the model runs (realism.ts). Default FROZEN: the CPU waits for the driver, running the workload only. */
+  readonly realism?: Realism;
 }
 
 /** An in-process, deterministic PT-capable CPU built from the SDM (docs/design.md "How the model runs"). */
@@ -81,6 +84,8 @@ export class SimTarget implements Target {
   private readonly running: Set<SimExecution>[];
   private readonly cr3: bigint | undefined;
   private readonly topHalf: TopHalf | undefined;
+  /** How close to a lab machine the model runs. */
+  readonly realism: Realism;
   /** The memory of another agent tracing on some CPUs (foreignOwner), if any. */
   private readonly foreign: ForeignMemory | undefined;
   private disposed = false;
@@ -105,6 +110,7 @@ export class SimTarget implements Target {
     this.running = this.units.map(() => new Set());
     this.cr3 = o.cr3;
     this.topHalf = o.topHalf;
+    this.realism = o.realism ?? FROZEN;
     for (const cpu of o.foreignOwner ?? []) this.foreign!.start(this.unit(cpu));
   }
 
@@ -198,13 +204,22 @@ export class SimTarget implements Target {
     if (this.running[cpu]!.size > 0 && !opts?.thread) throw new PtError('bad_state', `${this.description}: CPU ${cpu} is already running a workload (start it as a thread to share the CPU)`);
     const model = workload.model;
     const engine = model instanceof WorkloadModel
-      ? new Engine(model, this.traces[cpu]!, { ...(opts?.sliceBranches !== undefined ? { sliceBranches: opts.sliceBranches } : {}), ...(this.cr3 !== undefined ? { cr3: this.cr3 } : {}) })
+      ? new Engine(model, this.traces[cpu]!, {
+        ...(opts?.sliceBranches !== undefined ? { sliceBranches: opts.sliceBranches } : {}), ...(this.cr3 !== undefined ? { cr3: this.cr3 } : {}),
+        otherCode: this.realism.otherCode,
+      })
       : new PtError('bad_config', `${this.description}: workload ${workload.name} has no WorkloadModel; the model can only run generated workloads`);
     const ex = new SimExecution(cpu, this.traces[cpu]!, engine, opts?.signal, () => {
       this.running[cpu]!.delete(ex);
-    }, this.topHalf);
+    }, this.topHalf, this.realism);
     this.running[cpu]!.add(ex);
     return ex;
+  }
+
+  /** The CR3 the model's workloads run under (SimTargetOptions.cr3, else exec/engine.ts DEFAULT_CR3). */
+  cr3Of(cpu: number): bigint {
+    this.unit(cpu);
+    return this.cr3 ?? DEFAULT_CR3;
   }
 
   /** True while a workload runs on any CPU. */

@@ -52,10 +52,10 @@ describe('the transcript', () => {
     expect([t.slice(0, first).every((l) => l.op === 'cpuid'), t[first]]).toMatchObject([true, { op: 'rdmsr', msr: '0x570' }]);
   });
 
-  test('the enable sequence writes CTL (TraceEn=0), STATUS, OUTPUT_BASE, OUTPUT_MASK_PTRS, then CTL with TraceEn=1', async () => {
-    const w = (await transcript('topa-grow')).filter((l) => l.op === 'wrmsr').slice(0, 5);
+  test('the enable sequence writes CTL (TraceEn=0), STATUS, OUTPUT_BASE, OUTPUT_MASK_PTRS, the filter confining the trace to the workload, then CTL with TraceEn=1', async () => {
+    const w = (await transcript('topa-grow')).filter((l) => l.op === 'wrmsr').slice(0, 7);
     expect(w.map((l) => [l.msr, l.msr === '0x570' ? Number(BigInt(l.value!) & 1n) : undefined]))
-      .toEqual([['0x570', 0], ['0x571', undefined], ['0x560', undefined], ['0x561', undefined], ['0x570', 1]]);
+      .toEqual([['0x570', 0], ['0x571', undefined], ['0x560', undefined], ['0x561', undefined], ['0x580', undefined], ['0x581', undefined], ['0x570', 1]]);
   });
 
   test('every PMI of the run is in the transcript, between start and exit', async () => {

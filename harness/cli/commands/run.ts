@@ -55,6 +55,7 @@ import type { CliIo } from '../main.js';
 import { suiteProgress } from '../progress.js';
 import { writeReportAfter } from '../suite-report.js';
 import { hostsRequestOf, runHostsCommand, type HostsRequest, type HostsRunRequest } from './run-hosts.js';
+import { REALISM_MODES, type RealismMode } from '../../sim/realism.js';
 
 const USAGE = [
   'usage: ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE|all] [--seed N | --seeds A-B] [--out DIR]',
@@ -67,6 +68,8 @@ const USAGE = [
   '         qemu: [--pt hardware|model] [--accel auto|tcg|kvm]',
   '         ssh:  --host H [--port P] [--user U] [--key FILE] [--known-host FILE]',
   '               [--cpus 2,3]  the machine\'s CPUs the runs trace on, one per --jobs lane (default: every CPU but 0)',
+  '         [--realism frozen|lab]  the model as a lab machine (lab): it runs on while a remote handler works,',
+  '                         other code runs around the workload, perf may unmask LVTPC (docs/design.md "Realism")',
   '         [--reclaim]     on real PT (qemu --pt hardware, ssh): take the CPU back when someone else traces on it',
   '                         (their trace is lost; said on stderr and in each run); without it such a CPU is refused (exit 3)',
   '         --hosts FILE [--tags T1,T2]   every lab machine of an inventory (or those with any of the tags) in parallel, under DIR/<host>/',
@@ -90,7 +93,7 @@ export const RUN_OPTIONS = {
   pt: { type: 'string' }, accel: { type: 'string' },
   host: { type: 'string' }, port: { type: 'string' }, user: { type: 'string' }, key: { type: 'string' }, 'known-host': { type: 'string' }, cpus: { type: 'string' },
   hosts: { type: 'string' }, tags: { type: 'string' },
-  shard: { type: 'string' }, jobs: { type: 'string' }, reclaim: { type: 'boolean' },
+  shard: { type: 'string' }, jobs: { type: 'string' }, reclaim: { type: 'boolean' }, realism: { type: 'string' },
 } as const satisfies Record<string, OptionSpec>;
 
 /** What `ptlab run` was asked for: the suite, and how to report it. */
@@ -133,6 +136,8 @@ export function parseRunArgs(argv: string[], now = new Date()): RunRequest {
   }
   // With --hosts, --cpu chooses the profiles of the `pt: model` machines (docs/hosts.md).
   const modelCpu = kind === 'sim' || hosts !== undefined || (reach?.kind === 'qemu' && reach.pt === 'model');
+  const realism = v.realism === undefined ? undefined : realismMode(v.realism);
+  if (realism !== undefined && !modelCpu) throw new PtError('bad_config', `--realism sets how the model behaves; --target ${kind}${kind === 'qemu' ? ' --pt hardware' : ''} runs on real PT`);
   if (!modelCpu && cpu !== undefined) {
     throw new PtError('bad_config', `--cpu chooses a model profile; --target ${kind}${kind === 'qemu' ? ' --pt hardware' : ''} runs on the CPU's own PT (use --pt model for model profiles)`);
   }
@@ -150,7 +155,7 @@ export function parseRunArgs(argv: string[], now = new Date()): RunRequest {
     scenarios, target: kind, profiles, seed: seeds?.from ?? seed ?? 1, ...(seeds ? { lastSeed: seeds.to } : {}),
     out: out ?? defaultOut(now), knobs, ...(keep ? { keep } : {}), ...(failFast ? { failFast } : {}), ...(force ? { force } : {}), ...(driverFaults.length ? { driverFaults } : {}), ...(reach ? { reach } : {}),
     ...(maxText !== undefined ? { maxTargetFailures: Number(maxText) } : {}), ...(v.json === true ? { json: true } : {}), ...(shard ? { shard } : {}), ...(hosts ? { hosts } : {}),
-    ...(jobs !== undefined && jobs > 1 ? { jobs } : {}) };
+    ...(jobs !== undefined && jobs > 1 ? { jobs } : {}), ...(realism !== undefined && realism !== 'frozen' ? { realism } : {}) };
 }
 
 /** `--jobs N`: cells run at once, 1..64 (docs/parallel.md). */
@@ -197,6 +202,12 @@ function withReclaim(reach: TargetReach | undefined, reclaim: boolean, kind: Tar
     throw new PtError('bad_config', `--reclaim takes a real CPU back from another tracer (--target qemu --pt hardware, or --target ssh); --target ${kind}${reach?.pt === 'model' ? ' --pt model' : ''} runs on the model, whose CPUs are fresh for every run`);
   }
   return { ...reach, reclaim: true };
+}
+
+/** `--realism`: one of REALISM_MODES. */
+function realismMode(v: string): RealismMode {
+  if ((REALISM_MODES as readonly string[]).includes(v)) return v as RealismMode;
+  throw new PtError('bad_config', `--realism must be ${REALISM_MODES.join(' or ')}, got '${v}'`);
 }
 
 /** The qemu/ssh connection options of `kind` from `given`; options of another target are refused. */

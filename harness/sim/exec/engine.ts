@@ -13,10 +13,11 @@ import { ipFromBigInt, MODE_16, MODE_32, MODE_64, type ExecMode } from '../trace
 import type { PacketGenerator } from '../trace/generator.js';
 import { B_OTHER, type PackedPath } from '../trace/packed-path.js';
 import { packedPath } from './packed-model.js';
+import { otherCodeAfterExit, otherCodeThenResume } from './other-code.js';
 import { assertNever } from '../../../driver/base/assert-never.js';
 
-/** Why `run` returned. */
-export type StopReason = 'pmi' | 'slice' | 'exit';
+/** Why `run` returned ('budget': the cycle budget it was given ran out). */
+export type StopReason = 'pmi' | 'slice' | 'exit' | 'budget';
 
 /** What the engine needs of its CPU: the generator and the PMI latch (exec/cpu-trace.ts). */
 export interface EngineCpu {
@@ -30,6 +31,8 @@ export interface EngineOptions {
   readonly sliceBranches?: number;
   /** CR3 of the workload's address space. Default DEFAULT_CR3. */
   readonly cr3?: bigint;
+  /** Other code runs around the workload (realism.ts `otherCode`: exec/other-code.ts). */
+  readonly otherCode?: boolean;
 }
 
 /** CR3 the workload runs under unless told otherwise (model choice; any 4 KiB-aligned value). */
@@ -57,6 +60,7 @@ export class Engine {
   private readonly slice: number;
   private nextSlice: number;
   private finished = false;
+  private readonly otherCode: boolean;
 
   constructor(readonly model: WorkloadModel, private readonly cpu: EngineCpu, o: EngineOptions = {}) {
     this.packed = packedPath(model);
@@ -67,6 +71,7 @@ export class Engine {
     this.cr3 = Number(o.cr3 ?? DEFAULT_CR3);
     this.slice = o.sliceBranches && o.sliceBranches > 0 ? Math.floor(o.sliceBranches) : Infinity;
     this.nextSlice = this.slice;
+    this.otherCode = o.otherCode ?? false;
   }
 
   /** Branches retired so far (the exit SYSCALL included once it ran). */
@@ -76,16 +81,34 @@ export class Engine {
   /** True once the exit SYSCALL retired. */
   get done(): boolean { return this.finished; }
 
-  /** The handler returns into the workload: IRET to the resume IP, user context (TIP.PGE with MODE.Exec). */
-  leaveHandler(): void {
-    this.cpu.gen.untracedExit(this.resumeIp, { cpl: USER_CPL, cr3: this.cr3, mode: this.mode });
+  /**
+   * The handler returns into the workload: IRET to the resume IP, user context (TIP.PGE with
+   * MODE.Exec). With other code, the scheduler runs another process and the kernel first
+   * (`direct`: an NMI's return, straight back to the interrupted workload).
+   */
+  leaveHandler(direct = false): void {
+    const ctx = { cpl: USER_CPL, cr3: this.cr3, mode: this.mode };
+    if (this.otherCode && !direct) otherCodeThenResume(this.cpu.gen, this.resumeIp, ctx);
+    else this.cpu.gen.untracedExit(this.resumeIp, ctx);
   }
 
-  /** The CPU enters the driver's handler after the current instruction: FUP(next IP), TIP.PGD() when PacketEn=1. */
+  /**
+   * The CPU enters the driver's handler after the current instruction: FUP(next IP), TIP.PGD() when
+   * PacketEn=1. With other code, after the workload's exit the kernel runs another process first.
+   */
   enterHandler(): void {
-    this.cpu.gen.untracedEnter(this.finished ? KERNEL_ENTRY : this.resumeIp);
-    this.cpu.gen.flush();
+    const g = this.cpu.gen;
+    if (this.finished && this.otherCode && !this.afterExitRan) {
+      this.afterExitRan = true;
+      g.untracedEnter(otherCodeAfterExit(g, KERNEL_ENTRY));
+    } else {
+      g.untracedEnter(this.finished ? KERNEL_ENTRY : this.resumeIp);
+    }
+    g.flush();
   }
+
+  /** Other code already ran after the exit. */
+  private afterExitRan = false;
 
   /**
    * Executes until a PMI was delivered, a slice point, or the exit. The caller brackets it with
@@ -94,18 +117,21 @@ export class Engine {
    * when it allows (truth off, no IP filter, CYCEn=0); a branch it leaves, and every branch when
    * it does not, is retired through the generator's event methods (`step`).
    */
-  run(): StopReason {
+  run(until = Infinity): StopReason {
     const g = this.cpu.gen;
     const cpu = this.cpu;
     const path = this.path;
     const offsetMask = this.packed.offsetMask;
     while (!this.finished) {
       if (cpu.pmiPending) return 'pmi';
+      if (g.now >= until) return 'budget';
       const i = this.index + 1;
       if (i >= path.length) { this.finished = true; break; }
       let last = i;
       if (g.replayable) {
-        const end = Math.min(this.annAt + 1, this.nextSlice, path.length);
+        // Under a cycle budget a stretch is at most the branches the budget can pay for (each costs ≥ one branch's cycles).
+        const budget = until === Infinity ? Infinity : i + Math.max(1, Math.ceil((until - g.now) / Math.max(1, g.clock.cfg.cyclesPerBranch)));
+        const end = Math.min(this.annAt + 1, this.nextSlice, path.length, budget);
         const next = g.replayPath(this.packed, i, end, this.land);
         if (next > i) {
           last = next - 1;

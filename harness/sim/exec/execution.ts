@@ -9,6 +9,7 @@ import { TRACE_TOPA_PMI as TOPA_PMI } from '../../../driver/hw/msrs.js';
 import { MSR } from '../msr-addresses.js';
 import type { CpuTrace } from './cpu-trace.js';
 import type { Engine } from './engine.js';
+import { cyclesOfUs, FROZEN, type Realism } from '../realism.js';
 
 /** What the model adds to a `pmi` event: how far the CPU ran between the PMI and the handler. */
 export interface PmiFigures {
@@ -47,6 +48,7 @@ export class SimExecution implements Execution {
     private readonly signal: AbortSignal | undefined,
     private readonly onEnd: () => void,
     private readonly topHalf: TopHalf | undefined = undefined,
+    private readonly realism: Realism = FROZEN,
   ) {
     this.events = {
       [Symbol.asyncIterator]: () => {
@@ -77,7 +79,14 @@ export class SimExecution implements Execution {
       const t = this.trace;
       while (!this.closed) {
         throwIfAborted(this.signal);
-        if (t.pmiPending) { yield this.pmiEvent(); continue; }   // delivered in the handler (or with a stop)
+        if (t.pmiPending) {
+          // Delivered in the handler (or with a stop). Unless its top half froze the task, the CPU runs
+          // on for the remote handler's latency before the handler's first action (realism.ts).
+          const ev = this.pmiEvent();
+          if (!ev.frozen) this.runDuringHandler(e);
+          yield ev;
+          continue;
+        }
         if (this.sliceDue) { this.sliceDue = false; yield { kind: 'slice', cpu: this.cpu, branches: e.branches }; continue; }
         if (e.done) { yield { kind: 'exit', cpu: this.cpu, code: 0 }; return; }
         t.inHandler = false;
@@ -94,8 +103,26 @@ export class SimExecution implements Execution {
   }
 
   /**
+   * The remote handler's latency (realism.ts `handlerLatencyUs`): the NMI returns straight into the
+   * workload, which runs on (traced while TraceEn is 1) until the handler's first action arrives, or
+   * until it exits or another PMI comes (delivered when perf unmasked the LVT).
+   */
+  private runDuringHandler(e: Engine): void {
+    if (this.realism.handlerLatencyUs <= 0 || e.done) return;
+    const t = this.trace;
+    t.inHandler = false;
+    e.leaveHandler(true);
+    const why = e.run(t.gen.now + cyclesOfUs(this.realism.handlerLatencyUs));
+    e.enterHandler();
+    t.inHandler = true;
+    if (why === 'slice') this.sliceDue = true;
+  }
+
+  /**
    * GLOBAL_STATUS, CTL and STATUS as the top half reads them, before it changes anything; then what
-   * the top half does (TopHalf), in the module's order: clear TraceEn, then acknowledge [55].
+   * the top half does (TopHalf), in the module's order: clear TraceEn, then acknowledge [55]; and
+   * whether the traced task is frozen until the driver's next pull. A co-resident perf handler
+   * unmasks the LVT at once (realism.ts `perfUnmasksLvt`).
    */
   private pmiEvent(): SimPmiEvent {
     const t = this.trace;
@@ -108,8 +135,11 @@ export class SimExecution implements Execution {
       if (h.clearTraceEn && (ctl & 1n) === 1n) traceEnCleared = f.write(MSR.IA32_RTIT_CTL, ctl & ~1n) === undefined;
       if (h.ack) acked = h.lieAboutAck === true || f.write(MSR.IA32_PERF_GLOBAL_STATUS_RESET, TOPA_PMI) === undefined;
     }
+    if (this.realism.perfUnmasksLvt) f.unmaskPmi();
+    // Frozen: the model stops while the driver thinks, unless a latency lets it run and no top half freezes it.
+    const frozen = this.realism.handlerLatencyUs <= 0 || this.realism.topHalfFreezes;
     return {
-      kind: 'pmi', cpu: this.cpu, globalStatus, ctl, status, acked, traceEnCleared,
+      kind: 'pmi', cpu: this.cpu, globalStatus, ctl, status, acked, traceEnCleared, frozen,
       model: { bytesSincePmi: t.written - t.pmiWritten, cyclesSincePmi: t.gen.now - t.pmiCycles },
     };
   }

@@ -63,7 +63,9 @@ export type KnobName =
   /** A WRMSR that clears TraceEn does not take effect: tracing goes on (docs/sdm/msrs.md §3.4). */
   | 'traceen-sticks'
   /** Another agent already traces on CPU 0 when the run starts (harness/sim/foreign-owner.ts): every driver run must refuse. */
-  | 'foreign-owner';
+  | 'foreign-owner'
+  /** With a handler latency (--realism lab), the PMI's top half does not freeze the traced task: it runs on while the handler works. */
+  | 'top-half-no-freeze';
 
 /** One knob: what it breaks, and how. */
 interface KnobDef {
@@ -221,6 +223,10 @@ export const KNOBS: Readonly<Record<KnobName, KnobDef>> = {
   'foreign-owner': {
     summary: 'another agent already traces on CPU 0 (its own table and ring): the driver must refuse to program it',
     options: (o) => ({ foreignOwner: [...new Set([...(o.foreignOwner ?? []), 0])] }),
+  },
+  'top-half-no-freeze': {
+    summary: 'the PMI top half does not freeze the traced task: with --realism lab it runs on while the remote handler works',
+    options: (o) => (o.realism ? { realism: { ...o.realism, topHalfFreezes: false } } : {}),
   },
   'traceen-sticks': {
     summary: 'a WRMSR that clears TraceEn does not take effect (tracing goes on)',
