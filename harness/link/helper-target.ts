@@ -13,7 +13,7 @@ import { TraceEnWatch } from '../../driver/trace-watch.js';
 import { CpuFaultError } from '../../driver/hw/cpu-fault.js';
 import { IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
 import type { TimedOpts } from './deadline.js';
-import { HelperError, StateError } from './errors.js';
+import { HelperError, StateError, TargetError } from './errors.js';
 import { HELPER_MAX_BATCH, HELPER_MAX_BUFREAD, type HelperChannel } from './helper-chan.js';
 import { HelperExecution } from './helper-execution.js';
 import { probePt, ptRefusal, type PtProbe } from './pt-probe.js';
@@ -300,6 +300,27 @@ export abstract class HelperTarget implements Target {
     const t = await freeOrLeak(raw, buffers, this.watch.tracing(), timeoutMs);
     this.buffers.clear();
     return t.leaked.length === 0 ? undefined : `${this.description}: left ${describeLeaks(t.leaked)} allocated in the module: ${t.why ?? ''}`;
+  }
+
+  /**
+   * The dispose of a target whose machine outlives it (ssh): the module's buffers go back safely
+   * first (releaseBuffers: tracing confirmed off, or the buffers stay), then `close` ends the link;
+   * idempotent. Throws TargetError('shutdown') after closing when buffers had to be left allocated,
+   * so the suite says so.
+   */
+  protected async disposeSafely(close: () => Promise<void>): Promise<void> {
+    if (this.stateNow !== 'running') return;
+    let left: string | undefined;
+    try {
+      left = await this.releaseBuffers();
+    } finally {
+      try {
+        await close();
+      } finally {
+        this.stateNow = 'disposed';
+      }
+    }
+    if (left !== undefined) throw new TargetError('shutdown', 'io', left);
   }
 
   abstract [Symbol.asyncDispose](): Promise<void>;

@@ -4,7 +4,6 @@
 // written through the helper (there is no shared RAM file on a remote machine).
 import type { Duplex } from 'node:stream';
 import { HelperChannel } from '../link/helper-chan.js';
-import { TargetError } from '../link/errors.js';
 import { HelperTarget } from '../link/helper-target.js';
 import { SshClient, type SshConfig } from './ssh-client.js';
 
@@ -52,24 +51,15 @@ export class SshTarget extends HelperTarget {
   }
 
   /**
-   * Gives the module buffers back (tracing confirmed off first, or they stay allocated: see
-   * releaseBuffers), stops the helper and closes SSH; idempotent. Throws TargetError('shutdown')
-   * after closing when buffers had to be left allocated, so the suite says so.
+   * Gives the module buffers back (tracing confirmed off first, or they stay allocated:
+   * HelperTarget.releaseBuffers), stops the helper and closes SSH; idempotent. Throws
+   * TargetError('shutdown') after closing when buffers had to be left allocated.
    */
   async dispose(): Promise<void> {
-    if (this.stateNow !== 'running') return;
-    let left: string | undefined;
-    try {
-      left = await this.releaseBuffers();
-    } finally {
-      try {
-        await this.helper.close();
-        await this.ssh.close();
-      } finally {
-        this.stateNow = 'disposed';
-      }
-    }
-    if (left !== undefined) throw new TargetError('shutdown', 'io', left);
+    await this.disposeSafely(async () => {
+      await this.helper.close();
+      await this.ssh.close();
+    });
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

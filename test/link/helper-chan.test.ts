@@ -1,44 +1,9 @@
 // The helper line-protocol client against a fake helper (the real one runs in vm.test.ts).
-import type { Socket } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { GeneralProtectionError } from '../../driver/hw/cpu-fault.js';
 import { HelperError } from '../../harness/link/errors.js';
 import { HelperChannel } from '../../harness/link/helper-chan.js';
-
-/** A fake helper answering each request line with `answer(verb, args)` ('' = no answer). */
-async function fakeHelper(answer: (verb: string, args: string[]) => string): Promise<{ path: string } & AsyncDisposable> {
-  const dir = await mkdtemp(join(tmpdir(), 'ptlab-fake-'));
-  const path = join(dir, 'helper.sock');
-  const socks = new Set<Socket>();
-  const server = createServer((s) => {
-    socks.add(s);
-    let text = '';
-    s.setEncoding('utf8');
-    s.on('data', (d: string) => {
-      text += d;
-      let nl: number;
-      while ((nl = text.indexOf('\n')) >= 0) {
-        const [id, verb, ...args] = text.slice(0, nl).split(' ');
-        text = text.slice(nl + 1);
-        const a = answer(verb!, args);
-        if (a !== '') s.write(`${id} ${a}\n`);
-      }
-    });
-  });
-  await new Promise<void>((r) => server.listen(path, r));
-  return {
-    path,
-    async [Symbol.asyncDispose]() {
-      for (const s of socks) s.destroy();
-      await new Promise<void>((r) => server.close(() => r()));
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
+import { fakeHelper } from './fake-helper.js';
 
 describe('HelperChannel', () => {
   test('an err gp answer to rdmsr becomes GeneralProtectionError naming the MSR', async () => {
