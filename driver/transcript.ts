@@ -251,8 +251,8 @@ function opValue(ops: readonly MsrOp[], i: number): bigint {
 
 function eventFields(ev: TargetEvent): Fields {
   switch (ev.kind) {
-    // frozen=false (the workload ran on while the driver handled it) is said; the model's usual frozen=true is not.
-    case 'pmi': return { value: hex(ev.globalStatus), result: `ctl=${hex(ev.ctl)} status=${hex(ev.status)} acked=${ev.acked} traceEnCleared=${ev.traceEnCleared}${ev.frozen === false ? ' frozen=false' : ''}` };
+    // The top half's actions: acknowledged [55], cleared TraceEn, froze the traced task (when the target says).
+    case 'pmi': return { value: hex(ev.globalStatus), result: `ctl=${hex(ev.ctl)} status=${hex(ev.status)} acked=${ev.acked} traceEnCleared=${ev.traceEnCleared}${ev.frozen === undefined ? '' : ` frozen=${ev.frozen}`}` };
     case 'slice': return { value: String(ev.branches) };
     case 'exit': return { value: String(ev.code) };
     case 'fault': return { fault: ev.error.message };
