@@ -58,6 +58,8 @@ export async function collect(
   // is the one place it is recorded, also when a PMI handler saw it first.
   if (hw.error) losses.add(plan.chunks.bytes, null, 'error');
   const stream = await stitch(io, plan.chunks);
-  for (const at of findOvfs(stream)) losses.add(at, null, 'ovf');
+  // A STOP loss is where the CPU stopped writing; what follows it is the restart's (findOvfs).
+  const cuts = losses.lost.filter((l) => l.reason === 'stop').map((l) => l.at);
+  for (const at of findOvfs(stream, cuts)) losses.add(at, null, 'ovf');
   return { stream, ledger: losses.ledger(stream.length, figures) };
 }

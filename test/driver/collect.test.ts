@@ -38,6 +38,20 @@ describe('OVF packets in the stream', () => {
     const s = Uint8Array.from([...PSB, ...PSBEND, ...OVF, 0, ...OVF]);
     expect(findOvfs(s)).toEqual([18, 21]);
   });
+  test('the bytes on either side of a ToPA STOP cut are not read as one OVF', () => {
+    // A full STOP region may end in the first byte of a packet (02) and the bytes after the restart
+    // begin with F3: read as one stream, 02 F3 is an OVF the CPU never wrote.
+    const before = [...PSB, ...PSBEND, 0, 0x02];
+    const after = [0xf3, ...PSB, ...PSBEND, 0];
+    const s = Uint8Array.from([...before, ...after]);
+    expect(findOvfs(s)).toEqual([before.length - 1]);
+    expect(findOvfs(s, [before.length])).toEqual([]);
+  });
+  test('an OVF inside a stretch after a cut is still found', () => {
+    const before = [...PSB, ...PSBEND, 0];
+    const after = [...PSB, ...PSBEND, ...OVF];
+    expect(findOvfs(Uint8Array.from([...before, ...after]), [before.length])).toEqual([before.length + 18]);
+  });
   test('a stream without OVF has none', () => {
     expect(findOvfs(Uint8Array.from([...PSB, ...PSBEND, 0, 0]))).toEqual([]);
   });
