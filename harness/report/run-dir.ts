@@ -46,11 +46,29 @@ export const RUN_FILES = {
 /** Files earlier ptlab versions wrote into a run directory (replaced with it under --force). */
 const EARLIER_RUN_FILES = ['junit.xml'];
 
-/** A staging directory next to `dir` (same file system, so the final rename is atomic). */
+/** How often `stage` starts again after a parent vanished under it. */
+const STAGE_ATTEMPTS = 1000;
+
+/**
+ * A staging directory next to `dir` (same file system, so the final rename is atomic). Another
+ * lane of the suite may create and remove the same empty parents at once (a seed directory whose
+ * runs kept nothing), and Node's recursive mkdir then fails half-way (ENOENT, or ENOTDIR when a
+ * directory it found existing is gone by the time it looks at it). So each missing level is made
+ * on its own, top down, and a level that vanished before the next one was made in it starts the
+ * walk again. Once `tmp` exists its parents are not empty, so nobody removes them.
+ */
 export async function stage(dir: string): Promise<string> {
   const tmp = join(dirname(dir), `.${dir.split(/[\\/]/).pop() ?? 'run'}.partial-${process.pid}-${Date.now()}`);
-  await mkdir(tmp, { recursive: true });
-  return tmp;
+  const levels: string[] = [];
+  for (let d = tmp; dirname(d) !== d; d = dirname(d)) levels.unshift(d);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      for (const d of levels) await mkdir(d).catch((e: NodeJS.ErrnoException) => { if (e.code !== 'EEXIST') throw e; });
+      return tmp;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= STAGE_ATTEMPTS) throw e;
+    }
+  }
 }
 
 /** Writes the artifacts of a run into `dir`. */
