@@ -15,7 +15,7 @@ import { PtError } from './base/errors.js';
 import { IA32_PERF_GLOBAL_STATUS } from './hw/msrs.js';
 import type { TraceRequest } from './request.js';
 import { TraceSession, type SessionOptions, type TraceResult } from './session.js';
-import type { Execution, Target, TargetEvent, Workload } from './target.js';
+import type { CallOpts, Execution, Placement, Target, TargetEvent, Workload } from './target.js';
 
 /** One software context: what it runs and how it is traced (`req.switching` must not be 'none'). */
 export interface ContextSpec {
@@ -73,6 +73,9 @@ class Scheduler {
   private readonly results: (ContextResult | undefined)[];
   private readonly written: number[];
   private mark = 0;
+  /** Where each context's workload waits before its first enable. */
+  private readonly placements: Placement[] = [];
+  private readonly call: CallOpts;
 
   constructor(
     private readonly target: Target,
@@ -83,6 +86,7 @@ class Scheduler {
     private readonly o: ContextRunOptions,
   ) {
     this.results = specs.map(() => undefined);
+    this.call = o.signal ? { signal: o.signal } : {};
     this.written = specs.map(() => 0);
   }
 
@@ -90,10 +94,12 @@ class Scheduler {
     const iters: AsyncIterator<TargetEvent>[] = [];
     for (const [i, s] of this.specs.entries()) {
       // Every context is a thread of the shared CPU (for the first, nothing runs yet to share with).
+      // Started held: each context's first enable comes once it waits at its entry (TraceSession.launch's late enable).
       const exec = this.target.start(s.workload, this.cpu, {
-        sliceBranches: this.o.sliceBranches, thread: true, ...(this.o.signal ? { signal: this.o.signal } : {}),
+        sliceBranches: this.o.sliceBranches, thread: true, held: true, ...this.call,
       });
       this.execs.push(exec);
+      this.placements.push(await exec.placed(this.call));
       iters.push(exec.events[Symbol.asyncIterator]());
       this.live.add(i);
     }
@@ -167,7 +173,8 @@ class Scheduler {
       await this.sessions[i]!.switchIn();
     } else {
       this.started.add(i);
-      await this.sessions[i]!.start();
+      await this.sessions[i]!.start(this.placements[i]);
+      await this.execs[i]!.go(this.call);
     }
   }
 

@@ -39,7 +39,9 @@ export type DriverFault =
   /** Open: the trace is not confined to the workload (no IP or CR3 filter): other code on the CPU is traced too. */
   | 'no-confine'
   /** PMI handler: the LVT entry is never unmasked (as if perf's NMI handler always did it: docs/sdm/msrs.md §11.1). */
-  | 'skip-unmask';
+  | 'skip-unmask'
+  /** Trace run: TraceEn is set before the workload is started, not once it waits at its entry: the loader is traced too. */
+  | 'early-enable';
 
 /** What each fault breaks, in one line (ptlab list, result.json figures). */
 export const DRIVER_FAULTS: Readonly<Record<DriverFault, string>> = {
@@ -59,6 +61,7 @@ export const DRIVER_FAULTS: Readonly<Record<DriverFault, string>> = {
   'free-before-disable': 'a run that ends early frees its buffers while TraceEn may still be 1',
   'no-confine': 'the trace is not confined to the workload: other code on the traced CPU is traced too',
   'skip-unmask': 'the PMI handler never unmasks the LVT entry, counting on a co-resident perf handler to',
+  'early-enable': 'TraceEn is set before the workload is started, so the code that loads it is traced too',
 };
 
 /** Every fault name. */

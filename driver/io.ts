@@ -21,7 +21,7 @@ export class TargetIo {
   /** MSR batches so far (a subset of `roundTrips`). */
   batches = 0;
 
-  constructor(readonly target: Target, readonly cpu: number, private readonly opts: CallOpts = {}) {}
+  constructor(readonly target: Target, readonly cpu: number, readonly opts: CallOpts = {}) {}
 
   /** Runs `ops` as ONE msrBatch; returns the value of every op (reads: the value read). Throws StepFaultError on #GP. */
   async batch(ops: readonly StepOp[]): Promise<bigint[]> {

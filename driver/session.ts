@@ -17,7 +17,7 @@ import type { TraceOffMeter } from './pmi/window.js';
 import { probe, type ProbeResult } from './probe.js';
 import { Programmer, type StopState } from './program.js';
 import type { TraceRequest } from './request.js';
-import type { Execution, Target, TargetEvent, Workload } from './target.js';
+import type { Execution, Placement, StartOpts, Target, TargetEvent, Workload } from './target.js';
 import { TopaManager } from './topa/manager.js';
 import { describeLeaks, freeOrLeak, type Teardown } from './teardown.js';
 import { confine, type Confinement } from './confine.js';
@@ -57,7 +57,7 @@ export class TraceSession {
   switches = 0;
   exitCode: number | undefined;
   private readonly handler: PmiHandler;
-  private readonly switcher: ContextSwitcher | undefined;
+  private switcher: ContextSwitcher | undefined;
   /** The saved state while this context is switched out. */
   private saved: SavedContext | undefined;
   /**
@@ -71,43 +71,104 @@ export class TraceSession {
   private constructor(
     readonly io: TargetIo,
     readonly probed: ProbeResult,
-    readonly programmer: Programmer,
     readonly plan: OutputPlan,
-    /** The request as programmed: the one asked for, confined to the workload (SessionOptions.confineTo). */
-    readonly request: TraceRequest,
-    meter: TraceOffMeter | undefined,
+    /** The request as asked for (before any confinement). */
+    private readonly asked: TraceRequest,
+    private readonly meter: TraceOffMeter | undefined,
     private readonly faults: DriverFaults,
     private readonly onTeardown: ((t: Teardown) => void) | undefined,
-    /** How the request was confined to its workload (confine.ts). */
-    readonly confinement: Confinement = 'none',
+    /** The workload the trace is confined to (SessionOptions.confineTo), unless a driver fault says not to. */
+    private readonly confineTo: Workload | undefined,
+    /** SessionOptions.confineTo was given: the transcript says how the trace was confined. */
+    private readonly noteConfinement: boolean,
+    confined: { req: TraceRequest; how: Confinement },
   ) {
     this.handler = new PmiHandler(io, plan, this.losses, meter, faults);
-    const mode = request.switching ?? 'none';
-    this.switcher = mode === 'none' ? undefined : new ContextSwitcher(io, probed.caps, mode, programmer.filterOps(), faults);
+    this.adopt(confined);
   }
 
-  /** Probe, refuse what the CPU lacks or its errata rule out (before any MSR write), fail safe if TraceEn=1, plan the output. */
+  /** The request as programmed: the one asked for, confined to the workload (SessionOptions.confineTo). */
+  get request(): TraceRequest { return this.programmed; }
+  /** How the request was confined to its workload (confine.ts). */
+  get confinement(): Confinement { return this.confinedHow; }
+  /** The enable and disable sequences of the request as programmed. */
+  get programmer(): Programmer { return this.prog; }
+
+  private programmed!: TraceRequest;
+  private confinedHow: Confinement = 'none';
+  private prog!: Programmer;
+
+  /** Takes `c` as the request to program: checked against the CPU (before any MSR write), with its programmer and switcher. */
+  private adopt(c: { req: TraceRequest; how: Confinement }): void {
+    checkRequest(this.probed.caps, c.req, this.probed.errata);
+    this.programmed = c.req;
+    this.confinedHow = c.how;
+    this.prog = new Programmer(this.io, c.req, this.faults);
+    const mode = c.req.switching ?? 'none';
+    this.switcher = mode === 'none' ? undefined : new ContextSwitcher(this.io, this.probed.caps, mode, this.prog.filterOps(), this.faults);
+  }
+
+  /**
+   * Probe, refuse what the CPU lacks or its errata rule out (before any MSR write), fail safe if
+   * TraceEn=1, plan the output. The request is confined to `confineTo` as far as the target can tell
+   * now (its `cr3Of`); a CR3 the target learns only once the workload is placed comes with `start`.
+   */
   static async open(target: Target, asked: TraceRequest, o: SessionOptions = {}): Promise<TraceSession> {
     const cpu = o.cpu ?? 0;
     const probed = await probe(target, cpu, { signal: o.signal });
     const faults = o.faults ?? NO_FAULTS;
     // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
-    const confined = o.confineTo && !faults.has('no-confine') ? confine(asked, o.confineTo, probed.caps, target.cr3Of?.(cpu)) : { req: asked, how: 'none' as const };
-    const req = confined.req;
-    checkRequest(probed.caps, req, probed.errata);
+    const confineTo = o.confineTo && !faults.has('no-confine') ? o.confineTo : undefined;
+    const confined = confineTo ? confine(asked, confineTo, probed.caps, target.cr3Of?.(cpu)) : { req: asked, how: 'none' as const };
+    checkRequest(probed.caps, confined.req, probed.errata);
     const io = new TargetIo(target, cpu, o.signal ? { signal: o.signal } : {});
-    const programmer = new Programmer(io, req, faults);
-    await programmer.assertIdle();
-    const plan = req.output.scheme === 'topa' ? await TopaManager.create(io, req.output) : await SingleRangePlan.create(io, req.output);
-    if (o.confineTo) io.note(`confine: ${confined.how}`);
-    return new TraceSession(io, probed, programmer, plan, req, o.meter, faults, o.onTeardown, confined.how);
+    await new Programmer(io, confined.req, faults).assertIdle();
+    const plan = confined.req.output.scheme === 'topa' ? await TopaManager.create(io, confined.req.output) : await SingleRangePlan.create(io, confined.req.output);
+    const s = new TraceSession(io, probed, plan, asked, o.meter, faults, o.onTeardown, confineTo, o.confineTo !== undefined, confined);
+    if (o.confineTo && confined.how !== 'none') io.note(`confine: ${confined.how}`);
+    return s;
   }
 
-  /** Unmask the LVT PMI entry for ToPA (SDM recipe, docs/sdm/output.md §4.5 step 1), then the enable sequence. */
-  async start(): Promise<void> {
+  /**
+   * Unmask the LVT PMI entry for ToPA (SDM recipe, docs/sdm/output.md §4.5 step 1), then the enable
+   * sequence. `placed` is where the workload waits (the late enable: traceRun); a CR3 it names
+   * confines a request that nothing else could (a CPU without address ranges, a target whose CR3
+   * only the placement tells).
+   */
+  async start(placed: Placement = {}): Promise<void> {
+    if (this.confineTo && this.confinedHow === 'none' && placed.cr3 !== undefined) {
+      const c = confine(this.asked, this.confineTo, this.probed.caps, placed.cr3);
+      if (c.how !== 'none') { this.adopt(c); this.io.note(`confine: ${c.how}`); }
+    }
+    if (this.noteConfinement && this.confinedHow === 'none') this.io.note('confine: none');
     if (this.plan.scheme === 'topa') await this.io.pmiEnable();
     this.mayTrace = true;
-    await this.programmer.enable(this.plan.initial);
+    await this.prog.enable(this.plan.initial);
+  }
+
+  /**
+   * Starts `workload` on the session's CPU and enables tracing for it, the late way: the workload is
+   * started held, tracing is enabled once it waits at its entry (its placement may name the CR3 that
+   * confines the trace), and then it is let go. Nothing of what makes it ready is traced. Returns
+   * the running execution; one that could not be placed, enabled or let go is disposed of first.
+   */
+  async launch(workload: Workload, opts: Omit<StartOpts, 'held' | 'signal'> = {}): Promise<Execution> {
+    const call = this.io.opts;
+    const target = this.io.target;
+    // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
+    if (this.faults.has('early-enable')) {
+      await this.start();
+      return target.start(workload, this.io.cpu, { ...opts, ...call });
+    }
+    const exec = target.start(workload, this.io.cpu, { ...opts, ...call, held: true });
+    try {
+      await this.start(await exec.placed(call));
+      await exec.go(call);
+      return exec;
+    } catch (e) {
+      await exec[Symbol.asyncDispose]();
+      throw e;
+    }
   }
 
   /** Consumes one target event. Returns false at `exit`. */
@@ -182,7 +243,7 @@ export class TraceSession {
 
   /** The disable sequence, a ToPA PMI still pending settled (PmiHandler.settleAtStop), then collection. */
   async stop(figures: TargetFigures | (() => TargetFigures) = {}): Promise<TraceResult> {
-    let final = await this.programmer.disable();
+    let final = await this.prog.disable();
     this.mayTrace = false; // the disable read TraceEn=0 back
     if (this.plan.scheme === 'topa') {
       const settled = await this.handler.settleAtStop(final.status);
@@ -204,7 +265,7 @@ export class TraceSession {
     this.teardown ??= (async () => {
       // Stryker disable next-line all: a driver-fault hook (driver/faults.ts), off in every real run
       const unsafe = this.faults.has('free-before-disable');
-      const cpus = this.mayTrace && !unsafe ? [{ cpu: this.io.cpu, ctl: this.programmer.ctl }] : [];
+      const cpus = this.mayTrace && !unsafe ? [{ cpu: this.io.cpu, ctl: this.prog.ctl }] : [];
       const t = await freeOrLeak(this.io.target, this.plan.buffers(), cpus);
       if (t.traceOff) this.mayTrace = false;
       if (t.leaked.length > 0) this.io.note(`teardown: left allocated (${describeLeaks(t.leaked)}): ${t.why ?? ''}`);
@@ -225,15 +286,17 @@ export class TraceSession {
 }
 
 /**
- * A whole run: open, enable, start the workload, handle its events, stop, collect, free. Whatever
- * ends it early (a workload fault, a timeout, an abort) still runs the disable sequence before
- * anything is freed (TraceSession.release; `onTeardown` hears what it did).
+ * A whole run: open, start the workload held at its entry, enable, let it go, handle its events,
+ * stop, collect, free. TraceEn is set only once the workload is in place (the late enable: what
+ * runs before its first instruction — the image copied in, the process made and mapped — is not
+ * traced; docs/design.md "Realism"). Whatever ends it early (a workload fault, a timeout, an abort)
+ * still runs the disable sequence before anything is freed (TraceSession.release; `onTeardown`
+ * hears what it did).
  */
 export async function traceRun(target: Target, workload: Workload, req: TraceRequest, o: SessionOptions & { figures?: () => TargetFigures } = {}): Promise<TraceResult> {
   const s = await TraceSession.open(target, req, { confineTo: workload, ...o });
   try {
-    await s.start();
-    await using exec = target.start(workload, o.cpu ?? 0, { ...(o.signal ? { signal: o.signal } : {}), ...(o.sliceBranches ? { sliceBranches: o.sliceBranches } : {}) });
+    await using exec = await s.launch(workload, o.sliceBranches ? { sliceBranches: o.sliceBranches } : {});
     await s.run(exec);
     return await s.stop(o.figures ?? {});
   } finally {

@@ -83,6 +83,12 @@ export interface StartOpts extends CallOpts {
    * driver/contexts.ts). A target that cannot time-share a CPU this way refuses with 'bad_state'.
    */
   readonly thread?: boolean;
+  /**
+   * Start the workload held at its entry (the late enable: docs/design.md "Realism"): everything
+   * before its first instruction (the image copied in, the process made, pinned and mapped) is done
+   * when `Execution.placed` resolves, and the workload waits there until `Execution.go`.
+   */
+  readonly held?: boolean;
 }
 
 /** Something the traced CPU did that the driver must look at. */
@@ -110,9 +116,25 @@ export type TargetEvent =
   | { readonly kind: 'exit'; readonly cpu: number; readonly code: number }
   | { readonly kind: 'fault'; readonly cpu: number; readonly error: Error };
 
+/** Where a held workload waits (Execution.placed). */
+export interface Placement {
+  /**
+   * The CR3 the workload's user code runs under, when the target can tell (with Linux's PTI the
+   * user page-table root, CR3 bit 12 set); the driver's CR3 filter matches it (driver/confine.ts).
+   */
+  readonly cr3?: bigint;
+}
+
 /** A running workload. The model advances only while the driver awaits the next event. */
 export interface Execution extends AsyncDisposable {
   readonly events: AsyncIterable<TargetEvent>;
+  /**
+   * Started `held`: resolves once the workload waits at its entry, with what the target knows of
+   * where; rejects when it could not be placed. Not started held: rejects with PtError('bad_state').
+   */
+  placed(opts?: CallOpts): Promise<Placement>;
+  /** Started `held` and placed: lets it run from its entry. Otherwise rejects with PtError('bad_state'). */
+  go(opts?: CallOpts): Promise<void>;
 }
 
 export interface Target extends AsyncDisposable {
@@ -153,7 +175,7 @@ export interface TranscriptLine {
   readonly t_us: number;
   readonly cpu: number;
   readonly op: 'cpuid' | 'rdmsr' | 'wrmsr' | 'pmi' | 'xsaves' | 'xrstors' | 'alloc' | 'free' | 'pmi-enable'
-    | 'start' | 'slice' | 'exit' | 'fault' | 'end' | 'topa' | 'write' | 'note' | 'corrupt';
+    | 'start' | 'placed' | 'go' | 'slice' | 'exit' | 'fault' | 'end' | 'topa' | 'write' | 'note' | 'corrupt';
   readonly msr?: string;
   readonly value?: string;
   readonly result?: string;
@@ -178,5 +200,7 @@ export interface TranscriptLine {
   readonly sliceBranches?: number;
   /** `start`: started as a thread sharing its CPU (StartOpts.thread). */
   readonly thread?: boolean;
+  /** `start`: started held at its entry (StartOpts.held), to be let go by a `go` line. */
+  readonly held?: boolean;
 }
 

@@ -9,6 +9,7 @@
 // issue it again: a write's bytes, an XRSTORS area's bytes (unless its MSRs
 // say all of it), a workload's
 // recipe and start options, and which execution an event or an `end` is of.
+import { withEvents } from './exec-view.js';
 import { CpuFaultError, describeFault } from './hw/cpu-fault.js';
 import type { CpuidRegs } from './hw/cpuid.js';
 import { describeTopaEntry, TOPA_ENTRY_BYTES } from './hw/topa.js';
@@ -147,18 +148,23 @@ export class RecordingTarget implements Target {
       ...(workload.recipe ? { workload: workload.recipe } : {}),
       ...(opts?.sliceBranches !== undefined ? { sliceBranches: opts.sliceBranches } : {}),
       ...(opts?.thread ? { thread: true } : {}),
+      ...(opts?.held ? { held: true } : {}),
     });
     const self = this;
     let ended = false;
-    return {
-      events: {
-        async *[Symbol.asyncIterator](): AsyncGenerator<TargetEvent> {
-          for await (const ev of exec.events) {
-            self.record(ev.cpu, ev.kind, { ...eventFields(ev), exec: n }, self.roundTrips - 1);
-            yield ev;
-          }
-        },
+    const view = withEvents(exec, {
+      async *[Symbol.asyncIterator](): AsyncGenerator<TargetEvent> {
+        for await (const ev of exec.events) {
+          self.record(ev.cpu, ev.kind, { ...eventFields(ev), exec: n }, self.roundTrips - 1);
+          yield ev;
+        }
       },
+    }, {
+      placed: (call) => this.call(cpu, 'placed', { exec: n }, call, (p) => ({ result: p.cr3 === undefined ? 'cr3 unknown' : `cr3=${hex(p.cr3)}` })),
+      go: (call) => this.call(cpu, 'go', { exec: n }, call),
+    });
+    return {
+      ...view,
       [Symbol.asyncDispose]: async () => {
         await exec[Symbol.asyncDispose]();
         if (!ended) { ended = true; self.record(cpu, 'end', { exec: n }, self.roundTrips - 1); }

@@ -9,6 +9,7 @@
 //             which carry that signal, fail with PtError('aborted')
 //   drop    — the link goes away: this call and every later one fail without reaching the CPU
 import { PtError } from '../../driver/base/errors.js';
+import { withEvents } from '../../driver/exec-view.js';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import type { CallOpts, Execution, MsrOp, MsrResult, PhysMemory, PhysRegion, ReadOpts, StartOpts, Target, TargetEvent, Workload, WriteOpts } from '../../driver/target.js';
 import { TargetError } from '../link/errors.js';
@@ -109,22 +110,22 @@ export class InjectingTarget implements Target {
     return this.op('xrstors', opts, () => this.inner.xrstors(cpu, area, rfbm, opts));
   }
 
-  /** Starting is not an operation (it returns at once); each pull of its next event is. */
+  /** Starting is not an operation (it returns at once); waiting for its placement, letting it go and each pull of its next event are. */
   start(workload: Workload, cpu: number, opts?: StartOpts): Execution {
     const exec = this.inner.start(workload, cpu, opts);
     const self = this;
-    return {
-      events: {
-        [Symbol.asyncIterator](): AsyncIterator<TargetEvent> {
-          const it = exec.events[Symbol.asyncIterator]();
-          return {
-            next: () => self.op('event', opts, () => it.next()),
-            return: async (v?: unknown) => (it.return ? it.return(v) : { done: true, value: undefined }),
-          };
-        },
+    return withEvents(exec, {
+      [Symbol.asyncIterator](): AsyncIterator<TargetEvent> {
+        const it = exec.events[Symbol.asyncIterator]();
+        return {
+          next: () => self.op('event', opts, () => it.next()),
+          return: async (v?: unknown) => (it.return ? it.return(v) : { done: true, value: undefined }),
+        };
       },
-      [Symbol.asyncDispose]: () => exec[Symbol.asyncDispose](),
-    };
+    }, {
+      placed: (call) => this.op('placed', opts, call),
+      go: (call) => this.op('go', opts, call),
+    });
   }
 
   note(cpu: number, text: string): void {

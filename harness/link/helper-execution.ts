@@ -2,7 +2,7 @@
 // (driver/target.ts): its events are the helper's "* pmi" lines for its CPU (the module's NMI
 // handler: guest/kmod/ptlab.c) and one "exit" (or "fault" when a signal ended it).
 import { PtError } from '../../driver/base/errors.js';
-import type { Execution, StartOpts, TargetEvent, Workload } from '../../driver/target.js';
+import type { CallOpts, Execution, Placement, StartOpts, TargetEvent, Workload } from '../../driver/target.js';
 import type { HelperChannel, HelperEvent } from './helper-chan.js';
 import { AsyncQueue } from './queue.js';
 
@@ -84,6 +84,16 @@ export class HelperExecution implements Execution {
       this.queue.push({ kind: 'exit', cpu: this.cpu, code: status });
     }
     return true;
+  }
+
+  /** This helper starts workloads as they are: none is started held (StartOpts.held). */
+  async placed(_opts?: CallOpts): Promise<Placement> {
+    throw new PtError('bad_state', 'the workload was not started held (StartOpts.held)');
+  }
+
+  /** Not started held: nothing to let go. */
+  async go(_opts?: CallOpts): Promise<void> {
+    throw new PtError('bad_state', 'the workload was not started held (StartOpts.held)');
   }
 
   /** Kills the workload if it still runs. */

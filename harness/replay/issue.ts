@@ -118,6 +118,8 @@ export class StepIssuer implements AsyncDisposable {
       case 'note': t.note(cpu, String(l.value)); return;
       case 'corrupt': return; // the model reports it; nothing to issue
       case 'start': return this.start(l, cpu, at);
+      case 'placed': return quiet(this.execution(l, at).placed());
+      case 'go': return quiet(this.execution(l, at).go());
       case 'end': return this.end(int(l.exec, 'exec', at));
       default:
         if (EVENT_OPS.has(String(l.op))) return this.nextEvent(l, at);
@@ -177,8 +179,16 @@ export class StepIssuer implements AsyncDisposable {
     const exec = this.rec.start(w, cpu, {
       ...(typeof l.sliceBranches === 'number' ? { sliceBranches: l.sliceBranches } : {}),
       ...(l.thread === true ? { thread: true } : {}),
+      ...(l.held === true ? { held: true } : {}),
     });
     this.running.set(int(l.exec, 'exec', at), { exec, events: exec.events[Symbol.asyncIterator]() });
+  }
+
+  /** The running execution a `placed` or `go` line names. */
+  private execution(l: RecordedLine, at: number): Execution {
+    const r = this.running.get(int(l.exec, `the ${String(l.op)} line's exec`, at));
+    if (r === undefined) throw new NotReplayableError(`a ${String(l.op)} line of no running execution`, at);
+    return r.exec;
   }
 
   private async nextEvent(l: RecordedLine, at: number): Promise<void> {

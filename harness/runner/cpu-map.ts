@@ -4,6 +4,7 @@
 // other's PMIs. Scenarios are written for "the run's CPU", CPU 0; a CpuMapTarget puts that on the
 // lane's CPU of the machine.
 import { PtError } from '../../driver/base/errors.js';
+import { withEvents } from '../../driver/exec-view.js';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import type { CallOpts, Execution, MsrOp, MsrResult, PhysMemory, StartOpts, Target, TargetEvent, Workload } from '../../driver/target.js';
 
@@ -74,18 +75,15 @@ export class CpuMapTarget implements Target {
   start(workload: Workload, cpu: number, opts?: StartOpts): Execution {
     const exec = this.inner.start(workload, this.to(cpu), opts);
     const back = (ev: TargetEvent): TargetEvent => ({ ...ev, cpu: this.to(ev.cpu) });
-    return {
-      events: {
-        [Symbol.asyncIterator]: () => {
-          const it = exec.events[Symbol.asyncIterator]();
-          return {
-            next: async () => { const r = await it.next(); return r.done ? r : { done: false, value: back(r.value) }; },
-            return: async (v?: unknown) => (it.return ? it.return(v) : { done: true, value: undefined }),
-          };
-        },
+    return withEvents(exec, {
+      [Symbol.asyncIterator]: () => {
+        const it = exec.events[Symbol.asyncIterator]();
+        return {
+          next: async () => { const r = await it.next(); return r.done ? r : { done: false, value: back(r.value) }; },
+          return: async (v?: unknown) => (it.return ? it.return(v) : { done: true, value: undefined }),
+        };
       },
-      [Symbol.asyncDispose]: () => exec[Symbol.asyncDispose](),
-    };
+    });
   }
 
   note(cpu: number, text: string): void {

@@ -4,6 +4,7 @@
 import type { TargetFigures } from '../../driver/collect/collect.js';
 import { imbalance, isLossless, lostBytes } from '../../driver/collect/ledger.js';
 import { CpuFaultError } from '../../driver/hw/cpu-fault.js';
+import { IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
 import { PtError } from '../../driver/base/errors.js';
 import type { ProbeResult } from '../../driver/probe.js';
 import type { TopaPolicy, TraceOptions, TraceRequest } from '../../driver/request.js';
@@ -70,6 +71,8 @@ export type FlowMatch =
 
 export { DEFAULT_BRANCHES } from './helpers.js';
 
+/** IA32_RTIT_CTL as transcript lines spell it. */
+const CTL_HEX = `0x${IA32_RTIT_CTL.address.toString(16)}`;
 const show = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `0x${x.toString(16)}` : x));
 
 /** What `seededWorkload` must provide beyond the generator's options. */
@@ -214,9 +217,8 @@ export class ScenarioContext {
     /** PMIs whose top half left the workload running while the driver handled them (TargetEvent `frozen`). */
     let unfrozen = 0, pmiEvents = 0;
     try {
-      await s.start();
       {
-        await using exec = this.target.start(w, 0, { ...(o.sliceBranches ? { sliceBranches: o.sliceBranches } : {}), ...(this.env.signal ? { signal: this.env.signal } : {}) });
+        await using exec = await s.launch(w, o.sliceBranches ? { sliceBranches: o.sliceBranches } : {});
         for await (const ev of exec.events) {
           const skid = (ev as { model?: { bytesSincePmi?: number } }).model?.bytesSincePmi;
           if (ev.kind === 'pmi' && skid !== undefined) this.skids.push(skid);
@@ -243,6 +245,7 @@ export class ScenarioContext {
         `${unfrozen} of ${pmiEvents} PMIs left the workload running on while the handler worked (docs/design.md "Realism")`);
     }
     this.expectConfined(w);
+    this.expectLateEnable(from);
     this.expectHandlerOrder(from);
     this.expectTraceOffWindows(this.result, Math.ceil((performance.now() - t0) * 1000));
     this.expectPmiRecords(this.result, req, { notesFrom: from, calls, ...(stopCalls ? { most: { stop: stopCalls } } : {}) });
@@ -406,6 +409,23 @@ export class ScenarioContext {
     }
     this.expect('the trace is the workload\'s: every traced branch lies in its image', outside === 0,
       outside ? `${outside} traced branches outside [0x${lo.toString(16)}, 0x${hi.toString(16)}), the first at 0x${BigInt.asUintN(64, BigInt(first!)).toString(16)}` : `image [0x${lo.toString(16)}, 0x${hi.toString(16)})`);
+  }
+
+  /**
+   * The late enable (docs/design.md "Realism"), from the transcript, so it means the same on every
+   * target: the workload was started held, the enable's CTL write with TraceEn=1 came once it waited
+   * at its entry (`placed`) and before it was let go (`go`). What loaded it was then never traced.
+   */
+  expectLateEnable(from: number): void {
+    const lines = this.target.lines.slice(from);
+    const start = lines.find((l) => l.op === 'start');
+    const placed = lines.find((l) => l.op === 'placed' && l.exec === start?.exec);
+    const go = lines.find((l) => l.op === 'go' && l.exec === start?.exec);
+    const enable = lines.find((l) => l.op === 'wrmsr' && l.msr === CTL_HEX && (BigInt(l.value ?? '0') & 1n) === 1n && l.fault === undefined);
+    const ok = start?.held === true && placed !== undefined && enable !== undefined && go !== undefined && placed.seq < enable.seq && enable.seq < go.seq;
+    const at = (l: { seq: number } | undefined): string => (l ? String(l.seq) : 'none');
+    this.expect('TraceEn was set only once the workload waited at its entry (started held, enabled, then let go)', ok,
+      `start ${at(start)}${start?.held ? ' (held)' : ''}, placed ${at(placed)}, CTL with TraceEn=1 ${at(enable)}, go ${at(go)}`);
   }
 
   /** Expects the last trace run's truth to hold every branch of the workload's path (tracing was never off in between). */

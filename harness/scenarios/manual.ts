@@ -28,24 +28,28 @@ export interface ManualEnd {
 }
 
 /**
- * Programs STATUS=0, OUTPUT_BASE, OUTPUT_MASK_PTRS and CTL (TraceEn=1, User, BranchEn, ToPA as
- * asked), runs the seeded workload to its exit, clears TraceEn and reads STATUS and the pointers.
+ * Starts the seeded workload held at its entry, programs STATUS=0, OUTPUT_BASE, OUTPUT_MASK_PTRS
+ * and CTL (TraceEn=1, User, BranchEn, ToPA as asked) once it waits there, lets it run to its exit,
+ * clears TraceEn and reads STATUS and the pointers: the late enable, as the driver's own runs do
+ * (TraceSession.launch).
  */
 export async function manualRun(ctx: ScenarioContext, o: { toPA: boolean; outputBase: bigint; maskPtrs: bigint }): Promise<ManualEnd> {
   const t = ctx.target;
   const ctl = IA32_RTIT_CTL.encode({ User: true, BranchEn: true, ToPA: o.toPA });
-  const res = await t.msrBatch(0, [
-    { op: 'wrmsr', msr: CTL, value: 0n },
-    { op: 'wrmsr', msr: STATUS, value: 0n },
-    { op: 'wrmsr', msr: OUTPUT_BASE, value: o.outputBase },
-    { op: 'wrmsr', msr: MASK_PTRS, value: o.maskPtrs },
-    { op: 'wrmsr', msr: CTL, value: ctl | 1n },
-  ]);
-  const bad = res.find((r) => !r.ok);
-  if (bad && !bad.ok) throw new Error(`programming faulted: ${bad.fault.reason}`);
-  await t.pmiEnable(0);
   {
-    await using exec = t.start(ctx.workload(), 0);
+    await using exec = t.start(ctx.workload(), 0, { held: true });
+    await exec.placed();
+    const res = await t.msrBatch(0, [
+      { op: 'wrmsr', msr: CTL, value: 0n },
+      { op: 'wrmsr', msr: STATUS, value: 0n },
+      { op: 'wrmsr', msr: OUTPUT_BASE, value: o.outputBase },
+      { op: 'wrmsr', msr: MASK_PTRS, value: o.maskPtrs },
+      { op: 'wrmsr', msr: CTL, value: ctl | 1n },
+    ]);
+    const bad = res.find((r) => !r.ok);
+    if (bad && !bad.ok) throw new Error(`programming faulted: ${bad.fault.reason}`);
+    await t.pmiEnable(0);
+    await exec.go();
     for await (const ev of exec.events) if (ev.kind === 'exit') break;
   }
   await t.wrmsr(0, CTL, ctl);

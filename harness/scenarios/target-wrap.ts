@@ -2,6 +2,7 @@
 // around the driver between the CPU and the handler — a PMI held while interrupts are off, a PMI
 // raised by another user of the shared performance-monitoring interrupt — with the driver's code
 // and the target's own behaviour unchanged.
+import { withEvents } from '../../driver/exec-view.js';
 import type { Execution, StartOpts, Target, TargetEvent, Workload } from '../../driver/target.js';
 
 /** What the driver sees of one execution's events: `events` as the target gives them, and what it ran. */
@@ -11,7 +12,7 @@ export type EventFilter = (events: AsyncIterable<TargetEvent>, workload: Workloa
 export function filterEvents(target: Target, filter: EventFilter): Target {
   const start = (workload: Workload, cpu: number, opts?: StartOpts): Execution => {
     const exec = target.start(workload, cpu, opts);
-    return { events: filter(exec.events, workload, cpu), [Symbol.asyncDispose]: () => exec[Symbol.asyncDispose]() };
+    return withEvents(exec, filter(exec.events, workload, cpu));
   };
   return new Proxy(target, {
     get(t, k) {

@@ -18,7 +18,7 @@ export const traceConfined: Scenario = {
   sim: { realism: 'lab' },
   // Its first profile is Broadwell, confined by CR3 (no address ranges); elsewhere ignore-addr-cfg breaks it the same way.
   negative: 'ignore-cr3filter',
-  catches: ['no-confine'],
+  catches: ['no-confine', 'early-enable'],
   async run(ctx) {
     const w = ctx.workload();
     const r = await ctx.trace(anyOutput(ctx.env.caps.topaMultipleEntries, {}, w), { workload: w, sliceBranches: 1000 });

@@ -211,7 +211,7 @@ export class SimTarget implements Target {
       : new PtError('bad_config', `${this.description}: workload ${workload.name} has no WorkloadModel; the model can only run generated workloads`);
     const ex = new SimExecution(cpu, this.traces[cpu]!, engine, opts?.signal, () => {
       this.running[cpu]!.delete(ex);
-    }, this.topHalf, this.realism);
+    }, this.topHalf, this.realism, opts?.held ?? false);
     this.running[cpu]!.add(ex);
     return ex;
   }

@@ -2,6 +2,7 @@
 // the model's output engine and yields the PMIs it raises, slices and the exit — the model
 // advances only when the driver pulls the next event (docs/design.md "How the model runs").
 import { describe, expect, test } from 'vitest';
+import { PtError } from '../../driver/base/errors.js';
 import { imbalance } from '../../driver/collect/ledger.js';
 import type { TraceRequest } from '../../driver/request.js';
 import { traceRun } from '../../driver/session.js';
@@ -35,7 +36,12 @@ class FeedTarget implements Target {
       }
       yield { kind: 'exit', cpu, code: 0 };
     }
-    return { events: events(), [Symbol.asyncDispose]: async () => {} };
+    return {
+      events: events(),
+      placed: async () => { if (!opts?.held) throw new PtError('bad_state', 'not held'); return {}; },
+      go: async () => { if (!opts?.held) throw new PtError('bad_state', 'not held'); },
+      [Symbol.asyncDispose]: async () => {},
+    };
   }
   async [Symbol.asyncDispose]() { await this.r.sim[Symbol.asyncDispose](); }
 }

@@ -10,7 +10,9 @@ import { traceRun, TraceSession } from '../../driver/session.js';
 import type { Target, Workload } from '../../driver/target.js';
 import { freeOrLeak, type Teardown } from '../../driver/teardown.js';
 import { RecordingTarget } from '../../driver/transcript.js';
+import { PtError } from '../../driver/base/errors.js';
 import { InjectingTarget } from '../../harness/crash/inject.js';
+import { filterEvents } from '../../harness/scenarios/target-wrap.js';
 import { SimTarget } from '../../harness/sim/sim-target.js';
 import { generateWorkload } from '../../harness/sim/workload/index.js';
 
@@ -26,20 +28,35 @@ function after(t: SimTarget): { corrupt: string[]; tracing: number[]; allocated:
   return { corrupt: t.oracle.events.map((e) => e.kind), tracing: t.tracingCpus(), allocated: t.phys.allocatedBytes };
 }
 
-/** A workload the model cannot run: its execution's first event is a `fault`. */
+/** A workload the model cannot run: it cannot be placed. */
 const FAULTING: Workload = { name: 'no-model', image: new Uint8Array(16), base: 0x1000_0000n, entry: 0x1000_0000n };
 
 describe('traceRun gives its buffers back only once TraceEn=0 is read back', () => {
   test('when the workload faults after the enable: disable and read-back, then every buffer freed; no corrupt event', async () => {
+    await using t = await sim();
+    // The workload's first event is a fault (a signal killed it, say), after the late enable.
+    const faulting = filterEvents(t, async function* (_events, _w, cpu) {
+      yield { kind: 'fault', cpu, error: new PtError('target_failed', 'the workload was killed by signal 11') };
+    });
+    const rec = new RecordingTarget(faulting, () => 0);
+    const seen: Teardown[] = [];
+    await expect(traceRun(rec, generateWorkload(3), GROW, { onTeardown: (x) => seen.push(x) })).rejects.toThrow(/signal 11/);
+    expect(after(t)).toEqual({ corrupt: [], tracing: [], allocated: 0 });
+    expect(seen).toEqual([expect.objectContaining({ traceOff: true, leaked: [], freed: 4 * 4096 })]);
+    const ops = rec.lines.map((l) => `${l.op}${l.msr ? ` ${l.msr}` : ''}`);
+    const firstFree = ops.indexOf('free');
+    expect(ops.slice(firstFree - 2, firstFree)).toEqual([`wrmsr 0x${CTL.toString(16)}`, `rdmsr 0x${CTL.toString(16)}`]);
+  });
+
+  test('when the workload cannot be placed: nothing was enabled, and every buffer is freed', async () => {
     await using t = await sim();
     const rec = new RecordingTarget(t, () => 0);
     const seen: Teardown[] = [];
     await expect(traceRun(rec, FAULTING, GROW, { onTeardown: (x) => seen.push(x) })).rejects.toThrow(/WorkloadModel/);
     expect(after(t)).toEqual({ corrupt: [], tracing: [], allocated: 0 });
     expect(seen).toEqual([expect.objectContaining({ traceOff: true, leaked: [], freed: 4 * 4096 })]);
-    const ops = rec.lines.map((l) => `${l.op}${l.msr ? ` ${l.msr}` : ''}`);
-    const firstFree = ops.indexOf('free');
-    expect(ops.slice(firstFree - 2, firstFree)).toEqual([`wrmsr 0x${CTL.toString(16)}`, `rdmsr 0x${CTL.toString(16)}`]);
+    const enables = rec.lines.filter((l) => l.op === 'wrmsr' && l.msr === `0x${CTL.toString(16)}` && (BigInt(l.value!) & 1n) === 1n);
+    expect(enables).toEqual([]);
   });
 
   test('when the run is aborted mid-trace: the teardown runs with its own deadline, not the aborted signal', async () => {
@@ -56,10 +73,10 @@ describe('traceRun gives its buffers back only once TraceEn=0 is read back', () 
   test('when an answer is lost after the enable took effect: tracing is still cleared before the free', async () => {
     await using t = await sim();
     // Operations: 14 CPUID probes and the fail-safe read, then the plan's allocations and table writes,
-    // pmiEnable, and the enable batch; find the enable batch and lose its answer.
+    // the held workload's placement, pmiEnable, and the enable batch; find the enable batch and lose its answer.
     const count = new InjectingTarget(t);
     const s = await TraceSession.open(count, GROW);
-    const enableAt = count.ops + 2; // pmiEnable, then the enable batch
+    const enableAt = count.ops + 3; // placed, pmiEnable, then the enable batch
     await s.release();
     await using t2 = await sim();
     const inj = new InjectingTarget(t2, { at: enableAt, mode: 'timeout' });

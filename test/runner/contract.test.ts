@@ -91,8 +91,8 @@ describe('a run directory of a sim run', () => {
 
   test('transcript.jsonl: one JSON object per line, seq 0, 1, 2, …, known ops and keys', async () => {
     const lines = (await text('transcript.jsonl')).trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    const ops = new Set(['cpuid', 'rdmsr', 'wrmsr', 'pmi', 'xsaves', 'xrstors', 'alloc', 'free', 'pmi-enable', 'start', 'slice', 'exit', 'fault', 'end', 'topa', 'write', 'note']);
-    const keys = new Set(['seq', 't_us', 'cpu', 'op', 'msr', 'value', 'result', 'fault', 'addr', 'index', 'entry', 'area', 'data', 'exec', 'workload', 'sliceBranches', 'thread']);
+    const ops = new Set(['cpuid', 'rdmsr', 'wrmsr', 'pmi', 'xsaves', 'xrstors', 'alloc', 'free', 'pmi-enable', 'start', 'placed', 'go', 'slice', 'exit', 'fault', 'end', 'topa', 'write', 'note']);
+    const keys = new Set(['seq', 't_us', 'cpu', 'op', 'msr', 'value', 'result', 'fault', 'addr', 'index', 'entry', 'area', 'data', 'exec', 'workload', 'sliceBranches', 'thread', 'held']);
     expect([
       lines.every((l, i) => l.seq === i),
       lines.every((l) => ops.has(l.op as string)),

@@ -5,6 +5,8 @@ import { describe, expect, test } from 'vitest';
 import { IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
 import { LVT_MASK } from '../../driver/hw/lvt.js';
 import type { TargetEvent } from '../../driver/target.js';
+import { PtError } from '../../driver/base/errors.js';
+import { DEFAULT_CR3 } from '../../harness/sim/exec/engine.js';
 import { OTHER_BASE } from '../../harness/sim/exec/other-code.js';
 import { FROZEN, labRealism, type Realism } from '../../harness/sim/realism.js';
 import { programTopa, runToExit, sim, USER, workload } from './rig.js';
@@ -81,5 +83,68 @@ describe('other code on the traced CPU', () => {
     const outside = Array.from({ length: log.length }, (_, i) => i).filter((i) => log.isBranch(i) && log.ipOf(i)! < 0x1000_0000);
     expect(outside).toEqual([]);
     expect(IA32_RTIT_CTL.decode(await t.rdmsr(0, CTL)).TraceEn).toBe(true);
+  });
+});
+
+describe('the loader: the helper\'s own code in the workload\'s address space', () => {
+  /** Branches of the truth outside the workload's image, with a CR3 filter on the workload's CR3 (Broadwell's only filter). */
+  async function outsideImage(order: 'enable-then-start' | 'held'): Promise<{ outside: number; firstIp: number | undefined }> {
+    const t = await sim({ realism: { ...FROZEN, otherCode: true } });
+    const w = workload(3, { branches: 4000 });
+    await t.wrmsr(0, 0x572, DEFAULT_CR3); // IA32_RTIT_CR3_MATCH
+    const ctl = { ...USER, CR3Filter: true };
+    if (order === 'enable-then-start') {
+      await programTopa(t, 8, { ctl });
+      await runToExit(t, w);
+    } else {
+      await using ex = t.start(w, 0, { held: true });
+      expect(await ex.placed()).toEqual({ cr3: DEFAULT_CR3 });
+      await programTopa(t, 8, { ctl });
+      await ex.go();
+      for await (const ev of ex.events) if (ev.kind === 'exit') break;
+    }
+    await t.wrmsr(0, CTL, (await t.rdmsr(0, CTL)) & ~1n);
+    const log = t.truthLog(0)!;
+    const lo = Number(w.base), hi = lo + w.image.length;
+    let outside = 0, firstIp: number | undefined;
+    for (let i = 0; i < log.length; i++) {
+      if (!log.isBranch(i)) continue;
+      firstIp ??= log.ipOf(i);
+      if (log.ipOf(i)! < lo || log.ipOf(i)! >= hi) outside++;
+    }
+    return { outside, firstIp };
+  }
+
+  test('enabled before the start, a CR3 filter traces the loader: it runs under the workload\'s CR3', async () => {
+    const r = await outsideImage('enable-then-start');
+    expect(r.outside).toBeGreaterThan(0);
+    expect(r.firstIp).toBeLessThan(0x1000_0000);
+  });
+
+  test('started held and enabled once it waits at its entry, the trace begins at the workload\'s first branch', async () => {
+    const r = await outsideImage('held');
+    expect(r.outside).toBe(0);
+  });
+
+  test('a held workload runs nothing until it is let go', async () => {
+    const t = await sim({ realism: { ...FROZEN, otherCode: true } });
+    await using ex = t.start(workload(3, { branches: 400 }), 0, { held: true });
+    await ex.placed();
+    await expect(ex.events[Symbol.asyncIterator]().next()).rejects.toThrow(/held at its entry/);
+    expect(t.retiredBranches(0)).toBe(0);
+  });
+
+  test('placed() and go() of a workload not started held are refused', async () => {
+    const t = await sim();
+    await using ex = t.start(workload(3, { branches: 400 }), 0);
+    await expect(ex.placed()).rejects.toBeInstanceOf(PtError);
+    await expect(ex.go()).rejects.toMatchObject({ code: 'bad_state' });
+  });
+
+  test('a held workload is let go once: a second go() is refused', async () => {
+    const t = await sim();
+    await using ex = t.start(workload(3, { branches: 400 }), 0, { held: true });
+    await ex.go();
+    await expect(ex.go()).rejects.toMatchObject({ code: 'bad_state' });
   });
 });

@@ -9,11 +9,11 @@
 import type { Annotation } from '../workload/annotations.js';
 import type { WorkloadModel } from '../workload/model.js';
 import { K_FAR_CALL } from '../workload/ops.js';
-import { ipFromBigInt, MODE_16, MODE_32, MODE_64, type ExecMode } from '../trace/events.js';
+import { ipFromBigInt, MODE_16, MODE_32, MODE_64, type ExecContext, type ExecMode } from '../trace/events.js';
 import type { PacketGenerator } from '../trace/generator.js';
 import { B_OTHER, type PackedPath } from '../trace/packed-path.js';
 import { packedPath } from './packed-model.js';
-import { otherCodeAfterExit, otherCodeThenResume } from './other-code.js';
+import { KERNEL_SYSCALL, loaderThenEntry, loaderThenHold, otherCodeAfterExit, otherCodeThenResume } from './other-code.js';
 import { assertNever } from '../../../driver/base/assert-never.js';
 
 /** Why `run` returned ('budget': the cycle budget it was given ran out). */
@@ -38,7 +38,7 @@ export interface EngineOptions {
 /** CR3 the workload runs under unless told otherwise (model choice; any 4 KiB-aligned value). */
 export const DEFAULT_CR3 = 0x1000n;
 /** Where the exit SYSCALL goes (IA32_LSTAR of the model): kernel text, CPL 0. */
-export const KERNEL_ENTRY = ipFromBigInt(0xffff_ffff_8100_0000n);
+export const KERNEL_ENTRY = KERNEL_SYSCALL;
 /** IRET with REX.W (48 CF) is 2 bytes: the Next IP of the handler's return. */
 const IRET_LENGTH = 2;
 const USER_CPL = 3;
@@ -55,7 +55,7 @@ export class Engine {
   private index = -1;
   /** Offset (from the base) of the IP execution continues at. */
   private land: number;
-  private cr3: number;
+  private cr3Now: number;
   private mode: ExecMode = MODE_64;
   private readonly slice: number;
   private nextSlice: number;
@@ -68,7 +68,7 @@ export class Engine {
     this.annotations = model.annotations;
     this.annAt = this.annotations[0]?.at ?? Infinity;
     this.land = model.entryOffset;
-    this.cr3 = Number(o.cr3 ?? DEFAULT_CR3);
+    this.cr3Now = Number(o.cr3 ?? DEFAULT_CR3);
     this.slice = o.sliceBranches && o.sliceBranches > 0 ? Math.floor(o.sliceBranches) : Infinity;
     this.nextSlice = this.slice;
     this.otherCode = o.otherCode ?? false;
@@ -78,6 +78,8 @@ export class Engine {
   get branches(): number { return this.index + 1; }
   /** The IP of the next instruction of the workload (the handler returns there). */
   get resumeIp(): number { return this.packed.base + this.land; }
+  /** The CR3 of the workload's address space. */
+  get cr3(): bigint { return BigInt(this.cr3Now); }
   /** True once the exit SYSCALL retired. */
   get done(): boolean { return this.finished; }
 
@@ -87,9 +89,32 @@ export class Engine {
    * (`direct`: an NMI's return, straight back to the interrupted workload).
    */
   leaveHandler(direct = false): void {
-    const ctx = { cpl: USER_CPL, cr3: this.cr3, mode: this.mode };
+    const ctx = this.context;
+    if (this.otherCode && !this.placed) { this.placed = true; loaderThenEntry(this.cpu.gen, this.resumeIp, ctx); return; }
     if (this.otherCode && !direct) otherCodeThenResume(this.cpu.gen, this.resumeIp, ctx);
     else this.cpu.gen.untracedExit(this.resumeIp, ctx);
+  }
+
+  /**
+   * The workload is put in place and held at its entry (StartOpts.held): with other code, the
+   * loader runs now, in the workload's address space, and stops the child before its first
+   * instruction; the CPU is back in the driver's handler. The first `leaveHandler` then enters
+   * the workload at its entry, without the loader. Without other code there is nothing to run.
+   */
+  placeHeld(): void {
+    if (this.placed) return;
+    this.placed = true;
+    if (!this.otherCode) return;
+    loaderThenHold(this.cpu.gen, this.context);
+    this.cpu.gen.flush();
+  }
+
+  /** The loader has run (or, without other code, nothing stands before the entry). */
+  private placed = false;
+
+  /** The workload's execution context (user mode, its CR3, its mode). */
+  private get context(): ExecContext {
+    return { cpl: USER_CPL, cr3: this.cr3Now, mode: this.mode };
   }
 
   /**
@@ -171,7 +196,7 @@ export class Engine {
     // The exit SYSCALL: a far transfer into CPL 0 (docs/sdm/README.md §1); the kernel runs the exit.
     const n = p.insnsAt[this.land]!;
     if (n > 0) g.instructions(n);
-    g.farTransfer('syscall', ip, p.base + p.siteNext[site]!, KERNEL_ENTRY, 0, this.cr3, MODE_64);
+    g.farTransfer('syscall', ip, p.base + p.siteNext[site]!, KERNEL_ENTRY, 0, this.cr3Now, MODE_64);
     this.index = i;
     this.finished = true;
     return true;
@@ -190,14 +215,14 @@ export class Engine {
           // docs/sdm/packets.md §10 "Hardware interrupt": FUP(NLIP), [PIP], [MODE.Exec], TIP(handler); the
           // handler is one IRET (far return, §10 "IRET") back to the interrupted IP.
           const h = ipFromBigInt(a.handler);
-          g.interrupt('external', ip, ip, h, 0, this.cr3, MODE_64);
-          g.farTransfer('iret', h, h + IRET_LENGTH, ip, USER_CPL, this.cr3, this.mode);
+          g.interrupt('external', ip, ip, h, 0, this.cr3Now, MODE_64);
+          g.farTransfer('iret', h, h + IRET_LENGTH, ip, USER_CPL, this.cr3Now, this.mode);
           break;
         }
         case 'cr3':
           // A model-only MOV to CR3 of zero length at `ip` (docs/sdm/packets.md §10 "MOV to CR3").
-          this.cr3 = Number(a.cr3);
-          g.movCr3(ip, ip, this.cr3);
+          this.cr3Now = Number(a.cr3);
+          g.movCr3(ip, ip, this.cr3Now);
           break;
         case 'ptwrite':
           g.ptwrite(ip, a.value, a.size, ip);
@@ -205,7 +230,7 @@ export class Engine {
         case 'mode':
           // A zero-length far JMP into a code segment of the new mode (MODE.Exec, TIP: §10 "Far JMP").
           this.mode = a.exec === 64 ? MODE_64 : a.exec === 32 ? MODE_32 : MODE_16;
-          g.farTransfer('far.jmp', ip, ip, ip, USER_CPL, this.cr3, this.mode);
+          g.farTransfer('far.jmp', ip, ip, ip, USER_CPL, this.cr3Now, this.mode);
           break;
         default:
           return assertNever(a);

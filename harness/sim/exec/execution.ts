@@ -4,7 +4,7 @@
 // with the CPU in the driver's untraced handler and the generator flushed,
 // so nothing is written to memory between an event and the next pull.
 import { PtError, throwIfAborted } from '../../../driver/base/errors.js';
-import type { Execution, TargetEvent } from '../../../driver/target.js';
+import type { CallOpts, Execution, Placement, TargetEvent } from '../../../driver/target.js';
 import { TRACE_TOPA_PMI as TOPA_PMI } from '../../../driver/hw/msrs.js';
 import { MSR } from '../msr-addresses.js';
 import type { CpuTrace } from './cpu-trace.js';
@@ -40,6 +40,8 @@ export class SimExecution implements Execution {
   private iter: AsyncGenerator<TargetEvent> | undefined;
   private closed = false;
   private sliceDue = false;
+  /** Started held (StartOpts.held) and not yet let go. */
+  private holding: boolean;
 
   constructor(
     private readonly cpu: number,
@@ -49,7 +51,16 @@ export class SimExecution implements Execution {
     private readonly onEnd: () => void,
     private readonly topHalf: TopHalf | undefined = undefined,
     private readonly realism: Realism = FROZEN,
+    private readonly held = false,
   ) {
+    this.holding = held;
+    if (held && !(engine instanceof Error)) {
+      // Put in place now, as a lab machine's helper does before it answers: whatever traces the
+      // workload's address space at this moment traces the loader.
+      trace.inHandler = false;
+      engine.placeHeld();
+      trace.inHandler = true;
+    }
     this.events = {
       [Symbol.asyncIterator]: () => {
         if (this.iter) throw new PtError('bad_state', 'sim: the events of an execution can be iterated once');
@@ -67,6 +78,22 @@ export class SimExecution implements Execution {
     else this.onEnd();
   }
 
+  /** Started held: the workload waits at its entry, under the CR3 it was started with. */
+  async placed(opts?: CallOpts): Promise<Placement> {
+    throwIfAborted(opts?.signal);
+    if (!this.held) throw new PtError('bad_state', 'sim: the workload was not started held (StartOpts.held)');
+    if (this.engine instanceof Error) throw this.engine;
+    return { cr3: this.engine.cr3 };
+  }
+
+  /** Started held: the workload may run from its entry once the driver pulls its events. */
+  async go(opts?: CallOpts): Promise<void> {
+    throwIfAborted(opts?.signal);
+    if (!this.holding) throw new PtError('bad_state', this.held ? 'sim: the workload was already let go' : 'sim: the workload was not started held (StartOpts.held)');
+    if (this.engine instanceof Error) throw this.engine;
+    this.holding = false;
+  }
+
   /** Branches this execution has retired so far (0 when its workload could not start). */
   get branches(): number {
     return this.engine instanceof Error ? 0 : this.engine.branches;
@@ -76,6 +103,7 @@ export class SimExecution implements Execution {
     try {
       const e = this.engine;
       if (e instanceof Error) { yield { kind: 'fault', cpu: this.cpu, error: e }; return; }
+      if (this.holding) throw new PtError('bad_state', 'sim: the workload is held at its entry: let it go (Execution.go) before pulling its events');
       const t = this.trace;
       while (!this.closed) {
         throwIfAborted(this.signal);
