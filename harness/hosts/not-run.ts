@@ -2,7 +2,7 @@
 // "When a host is unavailable"), as `error` results with the reason, so its junit testsuite and
 // results say which runs are missing and why. The cells are the suite's (runner/matrix.ts
 // cellsOf), where a `pt: hardware` host would have run its own CPU's profile (`probed`).
-import { writeFile, mkdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { junitSweepXml, junitXml, type TimedResult } from '../report/junit.js';
 import { errorResult } from '../report/result.js';
@@ -11,6 +11,7 @@ import { PROBED_PROFILE } from '../runner/probed-profile.js';
 import { cellsOf } from '../runner/matrix.js';
 import { seedRange, type SuitePlan } from '../runner/suite.js';
 import type { LabHost } from './inventory.js';
+import { replaceFile } from '../report/owned-files.js';
 
 /** Every cell of `plan` on `host` as an error `not run: <why>`, in the suite's order. */
 export function notRunResults(plan: SuitePlan, host: LabHost, why: string): TimedResult[] {
@@ -23,6 +24,6 @@ export function notRunResults(plan: SuitePlan, host: LabHost, why: string): Time
 /** Writes junit.xml and results.jsonl of a host that ran nothing into `dir` (a suite directory like any other). */
 export async function writeNotRun(dir: string, plan: SuitePlan, timed: readonly TimedResult[], why: string): Promise<void> {
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'junit.xml'), plan.lastSeed !== undefined ? junitSweepXml(timed, why) : junitXml(timed, why));
-  await writeFile(join(dir, RESULTS_FILE), resultsIndexText(timed));
+  await replaceFile(join(dir, 'junit.xml'), plan.lastSeed !== undefined ? junitSweepXml(timed, why) : junitXml(timed, why));
+  await replaceFile(join(dir, RESULTS_FILE), resultsIndexText(timed));
 }

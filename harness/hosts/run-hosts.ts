@@ -4,16 +4,18 @@
 // OUT/results.jsonl over all hosts. A host that cannot be used, or dies, costs only its own
 // cells: runSuite already turns a death into errors for the runs left; a host that never opened
 // gets every cell as an error here (not-run.ts). The others run to their end.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
 import type { TimedResult } from '../report/junit.js';
 import { parseResultsIndex, RESULTS_FILE } from '../report/results-index.js';
-import { prepareOut, runSuite, type SuiteOptions, type SuiteOutcome, type SuitePlan } from '../runner/suite.js';
+import { prepareOut } from '../report/out-dir.js';
+import { runSuite, type SuiteOptions, type SuiteOutcome, type SuitePlan } from '../runner/suite.js';
 import { TargetUnavailableError } from '../runner/suite-target.js';
 import { hostsIndexText, hostsJunitXml } from './hosts-report.js';
 import { reachOf, type LabHost } from './inventory.js';
 import { notRunResults, writeNotRun } from './not-run.js';
+import { replaceFile } from '../report/owned-files.js';
 
 /** How a host's suite ended: ran to its end, stopped early (died, interrupted, a write failed), or never opened. */
 export type HostStatus = 'complete' | 'incomplete' | 'unavailable';
@@ -65,8 +67,8 @@ export async function runHosts(plan: SuitePlan, hosts: readonly LabHost[], o: Ho
   const runs = settled.map((s) => (s as PromiseFulfilledResult<HostRun>).value);
   const parts = runs.map((r) => ({ name: r.host.name, timed: r.timed, ...(r.reason === undefined ? {} : { incomplete: r.reason }) }));
   let writeError: string | undefined;
-  await writeFile(join(plan.out, 'junit.xml'), hostsJunitXml(parts, plan.lastSeed !== undefined))
-    .then(() => writeFile(join(plan.out, RESULTS_FILE), hostsIndexText(parts)))
+  await replaceFile(join(plan.out, 'junit.xml'), hostsJunitXml(parts, plan.lastSeed !== undefined))
+    .then(() => replaceFile(join(plan.out, RESULTS_FILE), hostsIndexText(parts)))
     .catch((e: unknown) => { writeError = (e as Error).message; });
   return { hosts: runs, ...(writeError === undefined ? {} : { writeError }) };
 }

@@ -1,7 +1,7 @@
 // The rules a set of shards must keep before `ptlab merge` joins them (docs/sharding.md "Merge
 // rules"), checked in this order: one matrix (fingerprint) cut into one number of shards; each
 // shard once; every shard there; each cell held (as a result or a run directory) by one shard
-// only, the one the assignment gives it to. The first rule broken is a MergeError naming the shards.
+// only, the one the assignment gives it to; every run whose verdict keeps a directory has it. The first rule broken is a MergeError naming the shards.
 import type { TimedResult } from '../report/junit.js';
 import { cellKey, cellsOf, type Cell, type MatrixDef } from '../runner/matrix.js';
 import { shardOfCell } from '../runner/shard.js';
@@ -39,6 +39,16 @@ function keyOfRunDir(path: string, m: MatrixDef): string | undefined {
     return parts.length === 3 && seed ? `${Number(seed[1])}/${parts[1]}/${parts[2]}` : undefined;
   }
   return parts.length === 2 ? `${m.seeds.from}/${parts[0]}/${parts[1]}` : undefined;
+}
+
+/**
+ * Whether a run of `verdict` has a run directory (docs/design.md "Which files a run directory holds"):
+ * every judged or skipped run, and in a sweep that keeps failed runs only those that failed or were
+ * corrupt. An `error` may or may not (a run that failed while its CPU was prepared has none).
+ */
+function keepsDir(verdict: string, m: MatrixDef): boolean {
+  if (verdict === 'fail' || verdict === 'corrupt') return true;
+  return (verdict === 'pass' || verdict === 'skip') && (!m.sweep || m.keep === 'all');
 }
 
 /** Checks that `given` (in the order given) are the shards 1..n of one matrix; returns them joined. */
@@ -83,10 +93,15 @@ export function checkShards(given: readonly Shard[]): ShardSet {
       hold(key, s);
       runs.push({ run, cell, shard: s });
     }
+    const dirs = new Set<string>();
     for (const path of s.runDirs) {
       const key = keyOfRunDir(path, matrix);
       if (key === undefined || !cells.has(key)) strays.push(`${s.dir}/${path}`);
-      else hold(key, s);
+      else { hold(key, s); dirs.add(key); }
+    }
+    const lost = s.runs.find((r) => keepsDir(r.result.verdict, matrix) && !dirs.has(cellKey(r.result)));
+    if (lost) {
+      throw new MergeError('missing-run', [s.dir], `${shardName(s)} lists the ${lost.result.verdict} run of ${cellKey(lost.result)} in its results.jsonl, but its run directory is not there (deleted, or the shard was copied in part)`);
     }
   }
   for (const [key, h] of [...holders].sort(([a], [b]) => cells.get(a)!.index - cells.get(b)!.index)) {

@@ -21,6 +21,8 @@ export type MergeProblem =
   | 'duplicate-cell'
   /** A shard holds a cell that the assignment gives to another shard, or that is not in its matrix. */
   | 'foreign-cell'
+  /** A run a shard's results.jsonl lists has no run directory there, though its verdict keeps one (deleted, or copied in part). */
+  | 'missing-run'
   /** --out is one of the shards, inside one, or holds one. */
   | 'bad-out';
 

@@ -4,17 +4,18 @@
 // → check the set (check-shards.ts) → prepare --out (as `ptlab run` does: new or empty, or --force)
 // → place each run directory (place-run.ts) → write junit.xml and results.jsonl. Nothing is
 // written until every check has passed.
-import { writeFile } from 'node:fs/promises';
 import { PtError } from '../../driver/base/errors.js';
 import { join, relative, resolve, sep } from 'node:path';
 import { junitSweepXml, junitXml, type TimedResult } from '../report/junit.js';
 import { RESULTS_FILE, resultsIndexText } from '../report/results-index.js';
 import { removeShardJson } from '../runner/shard.js';
-import { prepareOut, runDirOf } from '../runner/suite.js';
+import { prepareOut } from '../report/out-dir.js';
+import { runDirOf } from '../runner/suite.js';
 import { checkShards, type ShardSet } from './check-shards.js';
 import { MergeError } from './errors.js';
 import { placeRun, type Placed } from './place-run.js';
 import { readShard, shardName } from './read-shard.js';
+import { replaceFile } from '../report/owned-files.js';
 
 /** What to merge, and where. */
 export interface MergeRequest {
@@ -83,8 +84,8 @@ export async function mergeShards(req: MergeRequest): Promise<MergeOutcome> {
   const runs = set.runs.map((x) => x.run);
   const reasons = set.shards.filter((s) => s.json.status === 'incomplete').map((s) => `${shardName(s)}: ${s.json.incomplete ?? 'incomplete'}`);
   const incomplete = reasons.length ? reasons.join('; ') : undefined;
-  await writeFile(join(req.out, 'junit.xml'), set.matrix.sweep ? junitSweepXml(runs, incomplete) : junitXml(runs, incomplete));
-  await writeFile(join(req.out, RESULTS_FILE), resultsIndexText(runs));
+  await replaceFile(join(req.out, 'junit.xml'), set.matrix.sweep ? junitSweepXml(runs, incomplete) : junitXml(runs, incomplete));
+  await replaceFile(join(req.out, RESULTS_FILE), resultsIndexText(runs));
   const stoppedEarly = set.shards.filter((s) => s.json.status === 'done' && s.runs.length < s.json.shardCells)
     .map((s) => `${shardName(s)} made ${s.runs.length} of its ${s.json.shardCells} runs (--fail-fast)`);
   return { set, runs, ...(incomplete === undefined ? {} : { incomplete }), stoppedEarly, placed };

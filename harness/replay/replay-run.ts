@@ -1,7 +1,7 @@
 // A run directory replayed on a suite target (docs/replay.md): its result.json names the scenario,
 // profile and seed, its transcript.jsonl the operations. The target builds the CPU as a run of that
 // scenario would (the scenario's model settings on a model), then the transcript is issued on it.
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CustodyTarget } from '../../driver/custody.js';
 import { describeLeaks } from '../../driver/teardown.js';
@@ -14,13 +14,14 @@ import { getProfile, type ProfileName } from '../sim/profiles.js';
 import { parseTranscriptLine } from '../diff/transcript.js';
 import { NotReplayableError } from './errors.js';
 import { replayTranscript, type Divergence } from './replay.js';
+import { replaceFile } from '../report/owned-files.js';
 
 export interface ReplayRunOptions {
   /** The profile of the replay's model (default: the recorded run's). */
   readonly profile?: ProfileName;
   /** Model knobs of the replay (default none, even when the recorded run had some). */
   readonly knobs?: readonly KnobName[];
-  /** Where to write the replay's own transcript.jsonl and replay.json. */
+  /** Where to write the replay's own transcript.jsonl and replay.json: a directory prepareOut accepted (new or empty). */
   readonly out?: string;
   /** Stops the replay between two operations (PtError 'aborted'). */
   readonly signal?: AbortSignal;
@@ -93,9 +94,9 @@ export async function replayRunDir(dir: string, on: SuiteTarget, o: ReplayRunOpt
     ...(settled.leaked.length ? { leaked: `${describeLeaks(settled.leaked)}: ${settled.why ?? ''}` } : {}),
   };
   if (o.out !== undefined) {
-    await mkdir(o.out, { recursive: true });
-    await writeFile(join(o.out, RUN_FILES.transcript), outcome.transcript);
-    await writeFile(join(o.out, 'replay.json'), `${JSON.stringify(report, null, 2)}\n`);
+    // A new file each (prepareOut made sure the directory held nothing), never one written in place.
+    await replaceFile(join(o.out, RUN_FILES.transcript), outcome.transcript, { check: true });
+    await replaceFile(join(o.out, 'replay.json'), `${JSON.stringify(report, null, 2)}\n`, { check: true });
   }
   return report;
 }

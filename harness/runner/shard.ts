@@ -1,10 +1,11 @@
 // Sharding a suite (`ptlab run --shard i/n`, docs/sharding.md): which cells a shard runs, and
 // shard.json, the file at the root of a shard's --out that says which shard it is and which
 // matrix it was cut from, so `ptlab merge` can refuse shards that do not belong together.
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
 import type { Cell, MatrixDef } from './matrix.js';
+import { replaceFile } from '../report/owned-files.js';
 
 /** Shard `index` of `count` (1 ≤ index ≤ count). */
 export interface ShardSpec {
@@ -68,7 +69,7 @@ export function shardJsonText(s: ShardJson): string {
 
 /** Writes `out/shard.json`. */
 export async function writeShardJson(out: string, s: ShardJson): Promise<void> {
-  await writeFile(join(out, SHARD_FILE), shardJsonText(s));
+  await replaceFile(join(out, SHARD_FILE), shardJsonText(s));
 }
 
 const isInt = (x: unknown): x is number => Number.isSafeInteger(x);

@@ -7,13 +7,13 @@
 // (docs/sharding.md). The target is opened once for the whole suite (one VM)
 // and always disposed, also when the suite is aborted (SIGINT in the CLI) or a
 // run throws.
-import { access, constants, mkdir, readdir, realpath, rmdir, stat, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
 import { TargetError } from '../link/errors.js';
 import { junitSweepXml, junitXml, type TimedResult } from '../report/junit.js';
 import { errorResult, isBad, isFailure, type ResultJson } from '../report/result.js';
 import { RESULTS_FILE, resultsIndexText } from '../report/results-index.js';
+import { prepareOut, removeEmptyDirs, unprepareOut } from '../report/out-dir.js';
 import type { MadeSections } from '../report/html/suite-view.js';
 import type { RunDetail } from '../report/html/view-model.js';
 import type { DriverFault } from '../../driver/faults.js';
@@ -30,6 +30,7 @@ import { HelperPtSuite } from './helper-suite.js';
 import { simWorkerLane, targetLane, type Lane } from './lanes.js';
 import type { TargetReach } from './targets.js';
 import { ptlabVersion } from './version.js';
+import { replaceFile } from '../report/owned-files.js';
 
 /** What to run. */
 export interface SuitePlan {
@@ -83,61 +84,6 @@ export function runDirOf(out: string, scenario: string, profile: string, sweepSe
 /** The seeds of a plan: `seed`, or the sweep `seed`..`lastSeed`. */
 export function seedRange(plan: Pick<SuitePlan, 'seed' | 'lastSeed'>): { readonly from: number; readonly to: number } {
   return { from: plan.seed, to: plan.lastSeed ?? plan.seed };
-}
-
-/** Kernel file systems: writable-looking paths where a run directory cannot live. */
-const PSEUDO_FS = ['/proc', '/sys', '/dev'];
-
-/**
- * Creates `out` if needed and checks, before anything runs, that it is a writable directory of a
- * real file system and empty (an earlier ptlab run's directory only with `force`: its run
- * directories are replaced, and files ptlab did not write are kept). Returns the first directory
- * it created.
- */
-export async function prepareOut(out: string, force = false): Promise<string | undefined> {
-  const where = await realpathOfNearest(out);
-  const pseudo = PSEUDO_FS.find((p) => where === p || where.startsWith(`${p}/`));
-  if (pseudo !== undefined) throw new PtError('bad_config', `--out ${out} is under ${pseudo}, a kernel file system: give a directory on a disk`);
-  let created: string | undefined;
-  try {
-    created = await mkdir(out, { recursive: true });
-    if (!(await stat(out)).isDirectory()) throw new Error('not a directory');
-    await access(out, constants.W_OK);
-  } catch (e) {
-    throw new PtError('bad_config', `cannot write run directories under --out ${out}: ${(e as Error).message}`, { cause: e });
-  }
-  const held = await readdir(out);
-  if (held.length > 0 && !force) {
-    throw new PtError('bad_config', `--out ${out} is not empty (${held.length} entr${held.length === 1 ? 'y' : 'ies'}); give a new or empty directory, or --force to replace the run directories of an earlier run there (ptlab never deletes a file it did not write)`);
-  }
-  return created;
-}
-
-/** The real path of `p`, or of its nearest existing ancestor (with the rest appended). */
-async function realpathOfNearest(p: string): Promise<string> {
-  let rest = '';
-  for (let d = resolve(p); ; d = dirname(d)) {
-    try {
-      return join(await realpath(d), rest);
-    } catch {
-      if (dirname(d) === d) return resolve(p);
-      rest = join(basename(d), rest);
-    }
-  }
-}
-
-/** Removes the directories prepareOut created, from `out` up to `created`, while they are empty. */
-async function unprepareOut(out: string, created: string | undefined): Promise<void> {
-  if (created !== undefined) await removeEmptyDirs(out, created);
-}
-
-/** Removes `from` and its parents up to and including `top`, while they are empty (rmdir never removes a file). */
-async function removeEmptyDirs(from: string, top: string): Promise<void> {
-  const last = resolve(top);
-  if (relative(last, resolve(from)).startsWith('..')) return;
-  for (let d = resolve(from); ; d = dirname(d)) {
-    if (!(await rmdir(d).then(() => true, () => false)) || d === last || dirname(d) === d) return;
-  }
 }
 
 /** Why a suite stopped before its end, for the summary, junit.xml and the exit status. */
@@ -321,9 +267,9 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
       if (incomplete?.cause !== 'target-died' || (e instanceof TargetError && e.phase === 'shutdown')) disposeError = (e as Error).message;
     });
     const why = incomplete?.reason;
-    await writeFile(join(plan.out, 'junit.xml'), sweep ? junitSweepXml(timed, why) : junitXml(timed, why))
+    await replaceFile(join(plan.out, 'junit.xml'), sweep ? junitSweepXml(timed, why) : junitXml(timed, why))
       .catch((e: unknown) => { junitError = (e as Error).message; });
-    await writeFile(join(plan.out, RESULTS_FILE), resultsIndexText(timed))
+    await replaceFile(join(plan.out, RESULTS_FILE), resultsIndexText(timed))
       .then(() => shardJson && writeShardJson(plan.out, { ...shardJson, status: why === undefined ? 'done' : 'incomplete', runs: timed.length, ...(why === undefined ? {} : { incomplete: why }) }))
       .catch((e: unknown) => { indexError = (e as Error).message; });
   }

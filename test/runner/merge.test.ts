@@ -149,6 +149,17 @@ describe('shards that do not belong together: exit 2, the shard named, nothing w
       },
     },
     {
+      what: 'a shard whose run directory was deleted', problem: 'missing-run', msg: /shard 2\/3 \(.*gap-2\) lists the \w+ run of \d+\/[a-z-]+\/[a-z]+ in its results\.jsonl, but its run directory is not there/,
+      dirs: async () => {
+        const gap = await copyOf(2, 'gap-2');
+        const seed = (await readdir(gap)).find((d) => d.startsWith('seed-'))!;
+        const scenario = (await readdir(join(gap, seed)))[0]!;
+        const profile = (await readdir(join(gap, seed, scenario)))[0]!;
+        await rm(join(gap, seed, scenario, profile), { recursive: true });
+        return [shard(1), gap, shard(3)];
+      },
+    },
+    {
       what: 'a shard that did not finish', problem: 'unfinished-shard', msg: /shard 3\/3 \(.*killed-3\) did not finish/,
       dirs: async () => {
         const killed = await copyOf(3, 'killed-3');

@@ -15,6 +15,7 @@ import { EXIT } from '../exit-codes.js';
 import { StopOnSignal } from '../stop-signals.js';
 import type { CliIo } from '../main.js';
 import { targetReachOf } from './run.js';
+import { prepareOut, unprepareOut } from '../../report/out-dir.js';
 
 export const REPLAY_USAGE = [
   'usage: ptlab replay RUN_DIR [--target sim|qemu|ssh] [--cpu PROFILE] [--knob NAME]… [--out DIR] [--json]',
@@ -22,7 +23,7 @@ export const REPLAY_USAGE = [
   '  issues RUN_DIR\'s transcript again on the target (buffers matched by role, so physical addresses may',
   '  differ) and stops at the first operation whose result differs: a value, a fault or an event.',
   '  --cpu: the model profile (default: the recorded run\'s); --knob: model knobs of the replay (sim only)',
-  '  --out DIR: write the replay\'s transcript.jsonl and replay.json there',
+  '  --out DIR: write the replay\'s transcript.jsonl and replay.json there (a new or empty directory on a disk)',
   '  exit 0: no divergence; 1: a divergence; 2: bad usage or not replayable; 3: target unavailable; 129/130/143: a signal',
   '',
 ].join('\n');
@@ -74,18 +75,30 @@ export async function replayCommand(argv: string[], io: CliIo): Promise<number> 
     return EXIT.usage;
   }
   if (typeof args === 'number') return args;
+  // --out before anything else: new or empty, on a disk (never the recording itself, nor a device).
+  let created: string | undefined;
+  try {
+    if (args.out !== undefined) created = await prepareOut(args.out);
+  } catch (e) {
+    if (!(e instanceof PtError)) throw e;
+    io.err(`ptlab replay: ${e.message}`);
+    return EXIT.usage;
+  }
   using stop = new StopOnSignal(io, 'replay', 'stopping and disposing of the target');
   const signal = stop.signal;
   let on;
   try {
     on = await openSuiteTarget(args.kind, args.reach, signal);
   } catch (e) {
+    if (args.out !== undefined) await unprepareOut(args.out, created);
     if (stop.status !== undefined) return stop.status;
     io.err(`ptlab replay: ${(e as Error).message}${e instanceof TargetUnavailableError && e.hint ? `\n${e.hint}` : ''}`);
     return e instanceof TargetUnavailableError ? EXIT.unavailable : EXIT.usage;
   }
+  let wrote = false;
   try {
     const r = await replayRunDir(args.dir, on, { knobs: args.knobs, signal, ...(args.profile ? { profile: args.profile } : {}), ...(args.out ? { out: args.out } : {}) });
+    wrote = true;
     io.out(args.json ? JSON.stringify(r) : replayText(r));
     return r.equal ? EXIT.ok : EXIT.failed;
   } catch (e) {
@@ -100,5 +113,6 @@ export async function replayCommand(argv: string[], io: CliIo): Promise<number> 
     throw e;
   } finally {
     await on[Symbol.asyncDispose]();
+    if (!wrote && args.out !== undefined) await unprepareOut(args.out, created);
   }
 }

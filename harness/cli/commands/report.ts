@@ -14,7 +14,8 @@ export const REPORT_USAGE = [
   '  writes one self-contained HTML page (no network needed) for the --out directory of `ptlab run` or `ptlab merge`:',
   '  the scenario × profile verdict matrix, and per run its ToPA layout, region fill, PMI timeline, loss ledger,',
   '  expectations and the transcript around the first failure. Default FILE: SUITE_DIR/report.html',
-  '  exit 0: written; 2: bad usage, or not a suite directory; 3: the chart library (npm package uplot) is missing; 4: cannot write FILE',
+  '  FILE, when it exists, must be a report ptlab wrote: anything else there (a file, a device, a directory) is left as it is',
+  '  exit 0: written; 2: bad usage, not a suite directory, or FILE is not ptlab\'s; 3: the chart library (npm package uplot) is missing; 4: cannot write FILE',
 ].join('\n');
 
 const OPTIONS = { out: { type: 'string' } } as const satisfies Record<string, OptionSpec>;
@@ -26,7 +27,7 @@ function reportArgs(argv: string[]): { suite: string; out?: string } | 'help' {
   return { suite: positionals[0]!, ...(values.out === undefined ? {} : { out: values.out }) };
 }
 
-const STATUS = { 'not-a-suite': EXIT.usage, 'chart-library-missing': EXIT.unavailable, 'write-failed': EXIT.incomplete } as const;
+const STATUS = { 'not-a-suite': EXIT.usage, 'chart-library-missing': EXIT.unavailable, 'write-failed': EXIT.incomplete, 'foreign-file': EXIT.usage } as const;
 
 /** `ptlab report`. */
 export async function reportCommand(argv: string[], io: CliIo): Promise<number> {

@@ -7,13 +7,13 @@
 // real MSR outside the PT/perfmon allowlist without --allow-msr is refused with file:line:col
 // (exit 2). Exit 0 when every expectation held, 1 when one failed, 3 when the target is
 // unavailable, 4 when it went away during the run.
-import { rmdir, writeFile } from 'node:fs/promises';
+import { rmdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { PtError } from '../../../driver/base/errors.js';
 import { junitXml, type TimedResult } from '../../report/junit.js';
 import { openSuiteTarget, TargetUnavailableError, type SuiteTarget } from '../../runner/suite-target.js';
 import { checkProfile, checkTarget, type TargetReach } from '../../runner/targets.js';
-import { prepareOut } from '../../runner/suite.js';
+import { prepareOut } from '../../report/out-dir.js';
 import { SeqFileError } from '../../seq/errors.js';
 import type { Sequence } from '../../seq/model.js';
 import { loadSequences, runSequenceToDir } from '../../seq/run-seq.js';
@@ -24,6 +24,7 @@ import { parseCommandLine, UsageError, type OptionSpec } from '../args.js';
 import { EXIT, EXIT_TABLE } from '../exit-codes.js';
 import type { CliIo } from '../main.js';
 import { defaultOut, targetReachOf } from './run.js';
+import { replaceFile } from '../../report/owned-files.js';
 
 const USAGE = [
   'usage: ptlab seq FILE… [--target sim|qemu|ssh] [--cpu PROFILE] [--seed N] [--out DIR] [--force] [--allow-msr]',
@@ -142,7 +143,7 @@ async function runAll(seqs: readonly Sequence[], req: SeqRequest, suite: SuiteTa
     if (lost !== undefined) break;
   }
   try {
-    await writeFile(join(req.out, 'junit.xml'), junitXml(timed));
+    await replaceFile(join(req.out, 'junit.xml'), junitXml(timed));
   } catch (e) {
     io.err(`ptlab seq: cannot write ${req.out}/junit.xml: ${(e as Error).message}`);
     return EXIT.incomplete;

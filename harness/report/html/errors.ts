@@ -9,13 +9,16 @@ export type ReportProblem =
   /** The chart library (the `uplot` npm package) is not installed, so its code cannot be inlined. */
   | 'chart-library-missing'
   /** report.html (or the --out file) could not be written. */
-  | 'write-failed';
+  | 'write-failed'
+  /** Something ptlab did not write is where the page would go (a file, a device, a directory): it is left as it is. */
+  | 'foreign-file';
 
 const CODES: Readonly<Record<ReportProblem, PtErrorCode>> = {
   'not-a-suite': 'bad_config',
   'chart-library-missing': 'unsupported',
   // The file named (or implied) by --out cannot be written: a configuration the host refuses.
   'write-failed': 'bad_config',
+  'foreign-file': 'bad_config',
 };
 
 /** A report that cannot be written; `path` names the directory or file concerned. */

@@ -1,0 +1,124 @@
+// The --out directory of a suite, a merge, a sequence run or a replay (docs/design.md "Where run
+// directories go"): on a real file system, writable, and new or empty — or, with --force, holding
+// only what an earlier ptlab run wrote there, checked before anything runs. ptlab never deletes or
+// overwrites a file it did not write.
+import { access, constants, lstat, mkdir, readdir, realpath, rmdir, stat } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { PtError } from '../../driver/base/errors.js';
+import { ForeignFileError, isPtlabFile } from './owned-files.js';
+import { RUN_FILES } from './run-dir.js';
+
+/** Kernel file systems: writable-looking paths where a run directory cannot live. */
+const PSEUDO_FS = ['/proc', '/sys', '/dev'];
+
+/** The files a suite writes at the root of --out. */
+const SUITE_FILES = ['junit.xml', 'results.jsonl', 'report.html', 'shard.json'] as const;
+
+/** The real path of `p`, or of its nearest existing ancestor (with the rest appended). */
+async function realpathOfNearest(p: string): Promise<string> {
+  let rest = '';
+  for (let d = resolve(p); ; d = dirname(d)) {
+    try {
+      return join(await realpath(d), rest);
+    } catch {
+      if (dirname(d) === d) return resolve(p);
+      rest = join(basename(d), rest);
+    }
+  }
+}
+
+/** Throws PtError('bad_config') when `path` is, or would be, under a kernel file system. */
+export async function refusePseudoFs(path: string, what: string): Promise<void> {
+  const where = await realpathOfNearest(path);
+  const pseudo = PSEUDO_FS.find((p) => where === p || where.startsWith(`${p}/`));
+  if (pseudo !== undefined) throw new PtError('bad_config', `${what} ${path} is under ${pseudo}, a kernel file system: give a path on a disk`);
+}
+
+/**
+ * Creates `out` if needed and checks, before anything runs, that it is a writable directory of a
+ * real file system and empty — or, with `force`, that whatever carries one of ptlab's names there
+ * is ptlab's own (foreignFiles), so that an earlier run's files are replaced and nothing else is.
+ * Returns the first directory it created.
+ */
+export async function prepareOut(out: string, force = false): Promise<string | undefined> {
+  await refusePseudoFs(out, '--out');
+  let created: string | undefined;
+  try {
+    created = await mkdir(out, { recursive: true });
+    if (!(await stat(out)).isDirectory()) throw new Error('not a directory');
+    await access(out, constants.W_OK);
+  } catch (e) {
+    throw new PtError('bad_config', `cannot write run directories under --out ${out}: ${(e as Error).message}`, { cause: e });
+  }
+  const held = await readdir(out);
+  if (held.length > 0 && !force) {
+    throw new PtError('bad_config', `--out ${out} is not empty (${held.length} entr${held.length === 1 ? 'y' : 'ies'}); give a new or empty directory, or --force to replace the run directories of an earlier run there (ptlab never deletes a file it did not write)`);
+  }
+  if (held.length > 0) {
+    const foreign = await foreignFiles(out);
+    if (foreign.length > 0) {
+      const list = foreign.slice(0, 3).map((f) => `${f.path} (${f.why})`).join(', ');
+      throw new ForeignFileError(`--out ${out}`, `holds ${foreign.length} file${foreign.length === 1 ? '' : 's'} with ptlab's names that ptlab did not write — ${list}${foreign.length > 3 ? ', …' : ''} — so --force would overwrite them`);
+    }
+  }
+  return created;
+}
+
+/** Removes the directories prepareOut created, from `out` up to `created`, while they are empty. */
+export async function unprepareOut(out: string, created: string | undefined): Promise<void> {
+  if (created !== undefined) await removeEmptyDirs(out, created);
+}
+
+/** Removes `from` and its parents up to and including `top`, while they are empty (rmdir never removes a file). */
+export async function removeEmptyDirs(from: string, top: string): Promise<void> {
+  const last = resolve(top);
+  if (relative(last, resolve(from)).startsWith('..')) return;
+  for (let d = resolve(from); ; d = dirname(d)) {
+    if (!(await rmdir(d).then(() => true, () => false)) || d === last || dirname(d) === d) return;
+  }
+}
+
+/** A file with one of ptlab's names that ptlab did not write, and why it is taken for foreign. */
+export interface ForeignFile {
+  readonly path: string;
+  readonly why: string;
+}
+
+/** The entries of directory `d`, or none when it is not one. */
+async function entriesOf(d: string): Promise<string[]> {
+  return (await lstat(d)).isDirectory() ? readdir(d) : [];
+}
+
+/**
+ * What --force would overwrite in `out` that ptlab did not write: a suite file at its root
+ * (junit.xml, results.jsonl, report.html, shard.json) that is not ptlab's, and the run files of a
+ * run directory (DIR/<scenario>/<profile>/, DIR/seed-<S>/<scenario>/<profile>/) whose result.json
+ * is not a ptlab result. Anything that is not a regular file under such a name counts too.
+ */
+export async function foreignFiles(out: string): Promise<ForeignFile[]> {
+  const found: ForeignFile[] = [];
+  const check = async (path: string, as: string): Promise<void> => {
+    const st = await lstat(path).catch(() => undefined);
+    if (st === undefined) return;
+    if (!st.isFile()) found.push({ path, why: st.isSymbolicLink() ? 'a symbolic link' : st.isDirectory() ? 'a directory' : 'not a regular file' });
+    else if (!(await isPtlabFile(path, as))) found.push({ path, why: `not a ${as} ptlab wrote` });
+  };
+  for (const f of SUITE_FILES) await check(join(out, f), f);
+  const runFiles: string[] = Object.values(RUN_FILES);
+  const runDir = async (dir: string): Promise<void> => {
+    const names = await entriesOf(dir).catch(() => []);
+    const ours = names.filter((n) => runFiles.includes(n));
+    if (ours.length === 0) return;
+    if (ours.includes(RUN_FILES.result) && (await isPtlabFile(join(dir, RUN_FILES.result)))) return;
+    for (const n of ours) found.push({ path: join(dir, n), why: `in a directory without a ptlab ${RUN_FILES.result}` });
+  };
+  const profilesOf = async (scenarioDir: string): Promise<void> => {
+    for (const p of await entriesOf(scenarioDir).catch(() => [])) await runDir(join(scenarioDir, p));
+  };
+  for (const top of await readdir(out)) {
+    const d = join(out, top);
+    if (/^seed-\d+$/.test(top)) for (const s of await entriesOf(d).catch(() => [])) await profilesOf(join(d, s));
+    else await profilesOf(d);
+  }
+  return found;
+}
