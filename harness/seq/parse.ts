@@ -1,7 +1,7 @@
 // Reading a sequence file: YAML (the `yaml` package, which keeps every node's place), its integers
 // read exactly as bigints, and the file:line:col of any path into the document.
 import { readFile } from 'node:fs/promises';
-import { isMap, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import { SeqFileError, type SeqPos } from './errors.js';
 
 /** A path into the parsed document: mapping keys and sequence indices. */
@@ -36,7 +36,41 @@ export function parseSeqText(file: string, text: string): SeqSource {
   };
   const err = doc.errors[0];
   if (err) throw new SeqFileError('syntax', at(err.pos[0]), `not valid YAML: ${err.message.split('\n')[0]}`);
-  return { file, value: doc.toJS({ maxAliasCount: 100 }) as unknown, pos: (path, key) => at(offsetOf(doc, path, key ?? false)) };
+  const loop = selfReference(doc);
+  if (loop !== undefined) throw new SeqFileError('syntax', at(loop.offset), `the alias *${loop.name} lies inside the node its anchor names: a value cannot contain itself`);
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (e) {
+    // The yaml package refuses an alias expanded more often than maxAliasCount (a "billion laughs" file).
+    if (!(e instanceof ReferenceError)) throw e;
+    throw new SeqFileError('syntax', at(firstAlias(doc) ?? 0), `its aliases expand too far (the bound is ${MAX_ALIAS_COUNT} aliased copies, as a guard against "billion laughs" files): write the values out`);
+  }
+  return { file, value, pos: (path, key) => at(offsetOf(doc, path, key ?? false)) };
+}
+
+/** How often one anchor may be copied by its aliases (the yaml package's own bound, stated). */
+const MAX_ALIAS_COUNT = 100;
+
+/** An alias inside the very node its anchor names (`a: &a [*a]`), whose value would contain itself. */
+function selfReference(doc: Document): { name: string; offset: number } | undefined {
+  let found: { name: string; offset: number } | undefined;
+  visit(doc, {
+    Alias(_key, alias) {
+      const node = alias.resolve(doc);
+      const [a, r] = [alias.range, node?.range];
+      if (a && r && a[0] >= r[0] && a[1] <= r[2]) { found = { name: alias.source, offset: a[0] }; return visit.BREAK; }
+      return undefined;
+    },
+  });
+  return found;
+}
+
+/** Where the first alias of `doc` is. */
+function firstAlias(doc: Document): number | undefined {
+  let at: number | undefined;
+  visit(doc, { Alias(_key, alias) { at = alias.range?.[0]; return visit.BREAK; } });
+  return at;
 }
 
 /** The offset of the node at `path` (or of its key), else of the nearest enclosing node that exists. */

@@ -72,6 +72,7 @@ describe('ptlab run', () => {
     ['a --seeds that is not a range', ['topa-grow', '--seeds', '7'], /--seeds takes a range A-B/],
     ['a --seeds range that ends before it starts', ['topa-grow', '--seeds', '9-3'], /ends before it starts/],
     ['a --seeds bound out of range', ['topa-grow', '--seeds', '1-4294967296'], /--seeds must be an integer 0..4294967295/],
+    ['a --seeds range of a billion runs', ['topa-grow', '--cpu', 'skylake', '--seeds', '1-1000000000'], /would make 1,000,000,000 runs .* at most 2,000,000/],
     ['an unknown --keep', ['topa-grow', '--keep', 'some'], /--keep must be all or failed/],
     ['a --shard beyond n', ['topa-grow', '--shard', '4/3'], /--shard takes i\/n with 1 ≤ i ≤ n/],
     ['a --shard 0', ['topa-grow', '--shard', '0/3'], /--shard takes i\/n with 1 ≤ i ≤ n/],

@@ -76,6 +76,7 @@ describe('a wrong entry is refused at file:line:col', () => {
     { what: 'two hosts with one name', text: `${ONE}  - name: lab1\n    host: h2\n`, want: { problem: 'duplicate-name', at: "4:11: host name 'lab1' is already used at line 2 (each host has its own directory OUT/<name>/)" } },
     { what: 'a name of a suite file', text: 'hosts:\n  - name: report.html\n    host: h\n', want: { problem: 'reserved-name', at: "2:11: host name 'report.html' is the name of a file at the root of --out (junit.xml, results.jsonl, report.html)" } },
     { what: 'text that is not YAML', text: 'hosts:\n  - name: [a\n', want: { problem: 'syntax', at: expect.stringMatching(/^\d+:\d+: not valid YAML: /) as unknown as string } },
+    { what: 'an alias inside its own anchor', text: 'hosts: &h\n  - name: a\n    host: h\n    tags: *h\n', want: { problem: 'syntax', at: '4:11: the alias *h lies inside the node its anchor names: a value cannot contain itself' } },
   ])('$what', ({ text, want }) => {
     expect(refusal(text)).toEqual(want);
   });

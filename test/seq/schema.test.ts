@@ -25,6 +25,8 @@ function refusal(text: string): SeqFileError {
 
 const cases: readonly { what: string; text: string; problem: SeqProblem; at: string; message: RegExp }[] = [
   { what: 'not YAML', text: 'steps:\n  - rdmsr: [1, 2\n', problem: 'syntax', at: 'bad.yaml:3:1', message: /not valid YAML/ },
+  { what: 'an alias inside its own anchor', text: 'steps: &s [*s]\n', problem: 'syntax', at: 'bad.yaml:1:12', message: /the alias \*s lies inside the node its anchor names/ },
+  { what: 'a billion laughs', text: 'steps:\n  - note: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n' + Array.from({ length: 9 }, (_, i) => `  - note: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]\n`).join(''), problem: 'syntax', at: 'bad.yaml:3:15', message: /aliases expand too far/ },
   { what: 'an unknown top-level key', text: 'cpu: skylake\nstep:\n  - rdmsr: 0x570\n', problem: 'schema', at: 'bad.yaml:2:1', message: /unknown key 'step'.*\(did you mean steps\?\)/ },
   { what: 'an unknown step, with the nearest kind', text: 'steps:\n  - rdmrs: IA32_RTIT_CTL\n', problem: 'unknown-step', at: 'bad.yaml:2:5', message: /unknown step 'rdmrs'.*\(did you mean rdmsr\?\)$/ },
   { what: 'an unknown MSR, with the nearest name', text: 'steps:\n  - rdmsr: IA32_RTIT_STATSU\n', problem: 'unknown-msr', at: 'bad.yaml:2:12', message: /unknown MSR 'IA32_RTIT_STATSU'.*\(did you mean IA32_RTIT_STATUS\?\)$/ },

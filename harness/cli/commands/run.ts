@@ -96,6 +96,13 @@ export const RUN_OPTIONS = {
   shard: { type: 'string' }, jobs: { type: 'string' }, reclaim: { type: 'boolean' }, realism: { type: 'string' },
 } as const satisfies Record<string, OptionSpec>;
 
+/**
+ * The most runs one suite makes: its cells, results and index are held in memory (a sweep's passing
+ * run in about 200 bytes), so a range of a billion seeds is refused before anything is allocated.
+ * 200 seeds of the whole catalogue on every profile is about 61,000.
+ */
+export const MAX_SUITE_RUNS = 2_000_000;
+
 /** What `ptlab run` was asked for: the suite, and how to report it. */
 export interface RunRequest extends SuitePlan {
   /** Print one JSON document on stdout (progress still goes to stderr). */
@@ -143,6 +150,10 @@ export function parseRunArgs(argv: string[], now = new Date()): RunRequest {
   }
   const scenarios: Scenario[] = all ? [...SCENARIOS] : names.map(findScenario);
   const profiles: ProfileName[] = cpu === undefined || cpu === 'all' ? [...PROFILE_NAMES] : [checkProfile(cpu)];
+  const runs = ((seeds?.to ?? 0) - (seeds?.from ?? 0) + 1) * scenarios.length * profiles.length;
+  if (runs > MAX_SUITE_RUNS) {
+    throw new PtError('bad_config', `the suite would make ${runs.toLocaleString('en-US')} runs (seeds × scenarios × profiles); one suite makes at most ${MAX_SUITE_RUNS.toLocaleString('en-US')}: take a smaller --seeds range (run the rest as suites of their own)`);
+  }
   // A named scenario on one named profile that it cannot run on is a usage error, not a silent skip.
   if (!all && cpu !== undefined && cpu !== 'all') {
     const p = getProfile(profiles[0]!);
