@@ -5,8 +5,28 @@
 //   - a reader that goes away (`ptlab dump big.pt | head -1`) ends the command quietly: EPIPE
 //     (or EIO from a terminal that hung up) closes the sink, and the next write throws
 //     OutputClosedError, which the command line treats as a normal end (nothing more is wanted);
-//   - a descriptor left non-blocking by whoever started us (EAGAIN) is waited on, briefly.
+//   - a descriptor left non-blocking by whoever started us (EAGAIN) is waited on, briefly;
+//   - any other write error (ENOSPC on a full disk or /dev/full, EDQUOT, EFBIG) closes the sink too
+//     and throws OutputFailedError: the output was lost, which the command line says (exit 4).
 import { writeSync } from 'node:fs';
+
+/**
+ * A write to standard output failed for another reason than a reader that went away (a full disk,
+ * /dev/full, a quota): the output is lost, which `ptlab` reports as exit 4 with one line, never as
+ * its own failure.
+ */
+export class OutputFailedError extends Error {
+  readonly code = 'output_failed';
+  constructor(readonly fd: number, readonly errno: string, options?: ErrorOptions) {
+    super(`cannot write to ${fd === 1 ? 'standard output' : fd === 2 ? 'standard error' : `fd ${fd}`}: ${errno}`, options);
+    this.name = 'OutputFailedError';
+  }
+}
+
+/** True for the errors a write to the command's own output throws (the command line handles them, no command does). */
+export function isOutputError(e: unknown): e is OutputClosedError | OutputFailedError {
+  return e instanceof OutputClosedError || e instanceof OutputFailedError;
+}
 
 /** Thrown by a write after the reader went away: not a failure, the output is simply not wanted. */
 export class OutputClosedError extends Error {
@@ -40,7 +60,7 @@ export class FdSink {
     this.writeBytes(Buffer.from(s, 'utf8'));
   }
 
-  /** Writes all of `bytes`; throws OutputClosedError once the reader is gone. */
+  /** Writes all of `bytes`; throws OutputClosedError once the reader is gone, OutputFailedError when the write failed. */
   writeBytes(bytes: Uint8Array): void {
     if (this.#closed) throw new OutputClosedError(this.fd);
     let buf = bytes;
@@ -55,7 +75,8 @@ export class FdSink {
         if (code === 'EAGAIN') { Atomics.wait(sleeper, 0, 0, wait); wait = Math.min(EAGAIN_WAIT_MAX_MS, wait * 2); continue; }
         // EPIPE: the reader closed the pipe; EIO: the terminal hung up (SIGHUP follows).
         if (code === 'EPIPE' || code === 'EIO') { this.#closed = true; throw new OutputClosedError(this.fd); }
-        throw e;
+        this.#closed = true;
+        throw new OutputFailedError(this.fd, code ?? String(e), { cause: e });
       }
       buf = buf.subarray(n);
     }

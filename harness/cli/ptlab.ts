@@ -6,7 +6,7 @@
 // pipe costs a wait).
 import { isatty } from 'node:tty';
 import { EXIT } from './exit-codes.js';
-import { FdSink, OutputClosedError } from './fd-sink.js';
+import { FdSink, OutputClosedError, OutputFailedError } from './fd-sink.js';
 import { main, type CliIo } from './main.js';
 
 const stdout = new FdSink(1), stderr = new FdSink(2);
@@ -15,7 +15,7 @@ const io: CliIo = {
   out: (s) => { stdout.write(line(s)); },
   outBytes: (b) => { stdout.writeBytes(b); },
   err: (s) => {
-    try { stderr.write(line(s)); } catch (e) { if (!(e instanceof OutputClosedError)) throw e; }
+    try { stderr.write(line(s)); } catch (e) { if (!(e instanceof OutputClosedError || e instanceof OutputFailedError)) throw e; }
   },
   // A terminal on stderr gets one live status line, rewritten in place.
   ...(isatty(2) ? { status: (s: string) => { try { stderr.write(`\r\x1b[K${s.slice(0, (process.stderr.columns || 80) - 1)}`); } catch { /* closed: no status */ } } } : {}),
@@ -25,6 +25,8 @@ main(process.argv.slice(2), io).then(
   (code) => { process.exitCode = code; },
   (e: unknown) => {
     if (e instanceof OutputClosedError) { process.exitCode = 0; return; }
+    // The output was lost (a full disk, /dev/full): not ptlab's failure, and not a verdict.
+    if (e instanceof OutputFailedError) { io.err(`ptlab: ${e.message}`); process.exitCode = EXIT.incomplete; return; }
     // Not a verdict: a lab script that branches on 1 ("a verdict failed") must not take a crash for one.
     io.err(`ptlab: internal error: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
     process.exitCode = EXIT.internal;

@@ -8,6 +8,7 @@ import { diffRuns, type RunDiff } from '../../diff/run-diff.js';
 import { diffSuites, suiteMatrix } from '../../diff/suite-diff.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
 import type { CliIo } from '../main.js';
+import { isOutputError } from '../fd-sink.js';
 
 export const DIFF_USAGE = 'usage: ptlab diff RUN_A RUN_B [--json] [--timing]\n' +
   '       ptlab diff --suite SUITE_A SUITE_B [--json] [--timing]\n' +
@@ -58,7 +59,7 @@ export async function diffCommand(argv: string[], io: CliIo): Promise<number> {
     io.out(args.json ? JSON.stringify(d) : runText(d));
     return d.equal ? 0 : 1;
   } catch (e) {
-    if (e instanceof PtError || (e as NodeJS.ErrnoException).code !== undefined) {
+    if (!isOutputError(e) && (e instanceof PtError || (e as NodeJS.ErrnoException).code !== undefined)) {
       io.err(`ptlab diff: ${(e as Error).message}`);
       return 2;
     }

@@ -13,7 +13,7 @@ import { writePacketJson } from '../../../driver/decode/json-out.js';
 import { ERROR_NAMES, PacketKind, packetName, type PacketRecord } from '../../../driver/decode/record.js';
 import { TextOut } from '../../../driver/decode/text-out.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
-import { OutputClosedError } from '../fd-sink.js';
+import { isOutputError } from '../fd-sink.js';
 import { LineBatch } from '../line-batch.js';
 import { byteOutput, OUT_CHUNK, type CliIo } from '../main.js';
 import { inputName, readChunks } from '../read-stream.js';
@@ -111,7 +111,7 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     // Only the input's errors are ours to report; a closed output ends the command (ptlab.ts).
-    if (code === undefined || e instanceof OutputClosedError) throw e;
+    if (code === undefined || isOutputError(e)) throw e;
     flush();
     io.err(`ptlab dump: cannot read ${inputName(file)}: ${code} ${(e as Error).message}\n`);
     return 2;
