@@ -8,6 +8,8 @@ import { RUN_FILES } from '../report/run-dir.js';
 import { flowOfRunDir } from '../runner/flow-check.js';
 import { streamPackets } from './packets.js';
 import { gpRuleOf, normalTranscript } from './transcript.js';
+import { readResultJson } from '../report/read-result.js';
+import type { ResultJson } from '../report/result.js';
 
 /** What a section compares. */
 export type DiffSection = 'verdict' | 'expectations' | 'memory' | 'transcript' | 'packets' | 'flow' | 'losses';
@@ -81,31 +83,24 @@ function compareLists(section: DiffSection, what: string, a: readonly string[], 
   };
 }
 
-interface ResultFile {
-  verdict?: string; reason?: string; expectations?: { name: string; ok: boolean; detail?: string }[];
-  corrupt?: { kind?: string; cpu?: number; length?: number }[]; leaked?: { size?: number; role?: string }[];
-}
-
 /**
  * A result's corrupt events and leaked buffers, one item each. Addresses are left out (two
  * allocators place buffers apart): the transcript section compares the `corrupt` lines with
  * their addresses by buffer role.
  */
-function memoryItems(j: ResultFile): string[] {
+function memoryItems(j: ResultJson): string[] {
   return [
-    ...(j.corrupt ?? []).map((c) => `corrupt ${c.kind ?? '?'} on cpu ${c.cpu ?? '?'}: ${c.length ?? '?'} bytes`),
-    ...(j.leaked ?? []).map((l) => `leaked ${l.role ?? '?'}: ${l.size ?? '?'} bytes`),
+    ...(j.corrupt ?? []).map((c) => `corrupt ${c.kind} on cpu ${c.cpu}: ${c.length} bytes`),
+    ...(j.leaked ?? []).map((l) => `leaked ${l.role}: ${l.size} bytes`),
   ];
 }
 
 async function results(a: string, b: string): Promise<SectionDiff[]> {
-  const ra = await readOptional(a, RUN_FILES.result), rb = await readOptional(b, RUN_FILES.result);
-  if (!ra || !rb) throw new PtError('bad_config', `not a run directory (no ${RUN_FILES.result}): ${!ra ? a : b}`);
-  const ja = JSON.parse(ra.toString('utf8')) as ResultFile, jb = JSON.parse(rb.toString('utf8')) as ResultFile;
+  const ja = await readResultJson(a), jb = await readResultJson(b);
   const verdict: SectionDiff = ja.verdict === jb.verdict
     ? { section: 'verdict', status: 'equal', detail: `${ja.verdict} on both` }
     : { section: 'verdict', status: 'differ', detail: `${ja.verdict}${ja.reason ? ` (${ja.reason})` : ''} / ${jb.verdict}${jb.reason ? ` (${jb.reason})` : ''}` };
-  const exp = (j: ResultFile): string[] => (j.expectations ?? []).map((e) => `${e.ok ? 'ok' : 'FAILED'}: ${e.name}`);
+  const exp = (j: ResultJson): string[] => j.expectations.map((e) => `${e.ok ? 'ok' : 'FAILED'}: ${e.name}`);
   return [verdict, compareLists('expectations', 'expectations', exp(ja), exp(jb)),
     compareLists('memory', 'corrupt events and leaked buffers', memoryItems(ja), memoryItems(jb), undefined, 'item')];
 }

@@ -34,13 +34,14 @@ async function runDirs(root: string): Promise<string[]> {
   };
   if (!(await stat(root).catch(() => undefined))?.isDirectory()) throw new PtError('bad_config', `not a directory: ${root}`);
   await walk(root);
+  if (out.includes('')) throw new PtError('bad_config', `${root} is a run directory, not a suite: compare two run directories without --suite`);
   return out.sort();
 }
 
 /** Compares the suites `a` and `b` run by run. */
 export async function diffSuites(a: string, b: string, opts: DiffOptions = {}): Promise<SuiteDiff> {
   const ra = await runDirs(a), rb = await runDirs(b);
-  if (ra.length === 0 && rb.length === 0) throw new PtError('bad_config', `no run directory (with ${RUN_FILES.result}) under ${a} or ${b}`);
+  if (ra.length === 0 || rb.length === 0) throw new PtError('bad_config', `no run directory (with ${RUN_FILES.result}) under ${ra.length === 0 ? a : b}: not a suite`);
   const inB = new Set(rb);
   const cells: SuiteCell[] = [];
   for (const path of [...new Set([...ra, ...rb])].sort()) {

@@ -5,7 +5,8 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { nearest } from '../seq/names.js';
 import type { SeqPath, SeqSource } from '../seq/parse.js';
-import { commonMessage, errorPath, jsonOf, loadSchemaFile, unknownKeyMessage, unknownKeyOf } from '../seq/schema-errors.js';
+import { loadSchemaFile } from '../report/schema-file.js';
+import { commonMessage, errorPath, jsonOf, unknownKeyMessage, unknownKeyOf } from '../seq/schema-errors.js';
 import { InventoryError } from './errors.js';
 
 let validate: ValidateFunction | undefined;

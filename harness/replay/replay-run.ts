@@ -15,6 +15,7 @@ import { parseTranscriptLine } from '../diff/transcript.js';
 import { NotReplayableError } from './errors.js';
 import { replayTranscript, type Divergence } from './replay.js';
 import { replaceFile } from '../report/owned-files.js';
+import { NotARunDirError, readResultJson } from '../report/read-result.js';
 
 export interface ReplayRunOptions {
   /** The profile of the replay's model (default: the recorded run's). */
@@ -53,7 +54,9 @@ async function readRun(dir: string): Promise<{ result: RecordedResult; lines: Re
     if (e.code === 'ENOENT') throw new NotReplayableError(`${dir} has no ${f}: not a run directory, or its run recorded nothing`);
     throw e;
   });
-  const result = JSON.parse(await read(RUN_FILES.result)) as RecordedResult;
+  const result: RecordedResult = await readResultJson(dir).catch((e: unknown) => {
+    throw e instanceof NotARunDirError ? new NotReplayableError(`${dir} has no ${RUN_FILES.result}: not a run directory, or its run recorded nothing`) : e;
+  });
   const lines = (await read(RUN_FILES.transcript)).split('\n').filter((l) => l.trim().length > 0).map(parseTranscriptLine);
   return { result, lines };
 }

@@ -1,23 +1,10 @@
 // What the YAML files ptlab reads (sequence files, lab inventories) share in checking them against
-// their JSON Schema with ajv: the schema file found from the sources and from dist/ alike, the
-// document with the parser's bigints as numbers, and an ajv error turned into a document path and
+// their JSON Schema with ajv (the schema file: harness/report/schema-file.ts): the document with
+// the parser's bigints as numbers, and an ajv error turned into a document path and
 // a message in ptlab's words. Each file's own checker (schema.ts, harness/hosts/schema.ts) places
 // the error with its SeqSource and adds what only it knows.
-import { readFileSync } from 'node:fs';
 import type { ErrorObject } from 'ajv';
 import type { SeqPath } from './parse.js';
-
-/** docs/schemas/`name`, found from harness/<dir> and from dist/harness/<dir> alike. */
-export function loadSchemaFile(name: string): Record<string, unknown> {
-  for (const rel of [`../../docs/schemas/${name}`, `../../../docs/schemas/${name}`]) {
-    try {
-      return JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as Record<string, unknown>;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    }
-  }
-  throw new Error(`docs/schemas/${name} is missing from this installation`);
-}
 
 /** A copy of `v` with bigints as numbers (ajv knows JSON types only; exact range checks come after). */
 export function jsonOf(v: unknown): unknown {

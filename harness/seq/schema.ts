@@ -5,7 +5,8 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { SeqFileError } from './errors.js';
 import { nearest } from './names.js';
 import type { SeqPath, SeqSource } from './parse.js';
-import { commonMessage, errorPath, jsonOf, loadSchemaFile, unknownKeyMessage, unknownKeyOf } from './schema-errors.js';
+import { loadSchemaFile } from '../report/schema-file.js';
+import { commonMessage, errorPath, jsonOf, unknownKeyMessage, unknownKeyOf } from './schema-errors.js';
 
 /** Every step kind, in the order docs/formats/seq.md lists them. */
 export const STEP_KINDS = [

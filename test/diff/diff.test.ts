@@ -48,9 +48,11 @@ describe('ptlab diff of two runs', () => {
   test('a changed verdict and a failed expectation are found, with the expectation named', async () => {
     const copy = join(root, 'changed');
     await cp(run('s1'), copy, { recursive: true });
-    const result = JSON.parse(await readFile(join(copy, 'result.json'), 'utf8')) as { verdict: string; expectations: { ok: boolean; name: string }[] };
+    const result = JSON.parse(await readFile(join(copy, 'result.json'), 'utf8')) as { verdict: string; reason?: string; expectations: { ok: boolean; name: string; detail: string }[] };
     result.verdict = 'fail';
     result.expectations[3]!.ok = false;
+    // A failed result names its first failed expectation (docs/schemas/result.schema.json).
+    result.reason = `${result.expectations[3]!.name}: ${result.expectations[3]!.detail}`;
     await writeFile(join(copy, 'result.json'), JSON.stringify(result));
     const d = await diffRuns(run('s1'), copy);
     const exp = d.sections.find((s) => s.section === 'expectations')!;

@@ -1,0 +1,73 @@
+// Reading a run directory's result.json for the commands that take run directories as input (diff,
+// replay): bounded in size, parsed, and checked against docs/schemas/result.schema.json before any
+// field is used, so a truncated, empty or edited file is refused in one line (exit 2), never a
+// TypeError deep in a command.
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { PtError } from '../../driver/base/errors.js';
+import type { ResultJson } from './result.js';
+import { RUN_FILES } from './run-dir.js';
+import { loadSchemaFile } from './schema-file.js';
+
+/** The largest result.json read (one run's expectations and figures are a few kB; a corrupt run's events a few more). */
+export const RESULT_JSON_MAX_BYTES = 16 << 20;
+
+let validate: ValidateFunction | undefined;
+
+/** A directory given as a run directory holds no result.json. */
+export class NotARunDirError extends PtError {
+  override readonly name = 'NotARunDirError';
+  constructor(readonly dir: string, options?: ErrorOptions) {
+    super('bad_config', `not a run directory (no ${RUN_FILES.result}): ${dir}`, options);
+  }
+}
+
+/**
+ * The text of the regular file at `path`, at most `max` bytes (a FIFO or a device is refused, not
+ * read without end); PtError('bad_config') otherwise. A missing file throws its ENOENT as it is.
+ */
+export async function readBoundedText(path: string, max: number, what: string): Promise<string> {
+  let f;
+  try {
+    // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below, as not a regular file).
+    f = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw e;
+    throw new PtError('bad_config', `cannot read ${path}: ${code ?? (e as Error).message}`, { cause: e });
+  }
+  try {
+    const st = await f.stat();
+    if (!st.isFile()) throw new PtError('bad_config', `${path} is not a regular file`);
+    if (st.size > max) throw new PtError('bad_config', `${path} holds ${st.size} bytes, more than a ${what} ever does (${max})`);
+    const buf = Buffer.alloc(max + 1);
+    const { bytesRead } = await f.read(buf, 0, max + 1, 0);
+    if (bytesRead > max) throw new PtError('bad_config', `${path} holds more than ${max} bytes, more than a ${what} ever does`);
+    return buf.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await f.close();
+  }
+}
+
+/** The result.json of run directory `dir`, checked against its schema; PtError('bad_config') naming the file and the first problem. */
+export async function readResultJson(dir: string): Promise<ResultJson> {
+  const path = join(dir, RUN_FILES.result);
+  const text = await readBoundedText(path, RESULT_JSON_MAX_BYTES, RUN_FILES.result).catch((e: NodeJS.ErrnoException) => {
+    throw e.code === 'ENOENT' ? new NotARunDirError(dir, { cause: e }) : e;
+  });
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new PtError('bad_config', `${path} is not a ptlab result.json: ${text.trim() === '' ? 'it is empty' : `not JSON (${(e as Error).message})`}`, { cause: e });
+  }
+  validate ??= new Ajv({ allErrors: false, strict: false }).compile(loadSchemaFile('result.schema.json'));
+  if (!validate(value)) {
+    const e = validate.errors?.[0];
+    const where = e?.instancePath ? `${e.instancePath.slice(1).replaceAll('/', '.')} ` : '';
+    throw new PtError('bad_config', `${path} is not a ptlab result.json: ${where}${e?.message ?? 'does not match docs/schemas/result.schema.json'}`);
+  }
+  return value as ResultJson;
+}
