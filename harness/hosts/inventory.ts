@@ -2,7 +2,6 @@
 // docs/schemas/hosts.schema.json, then the rules a schema cannot say (unique names, names that
 // are no suite file), every refusal at file:line:col. Paths are relative to the inventory file.
 import { REPORT_FILE } from '../report/html/write-report.js';
-import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { SeqFileError } from '../seq/errors.js';
@@ -11,6 +10,7 @@ import { RESULTS_FILE } from '../report/results-index.js';
 import type { PtMode, SshReach } from '../runner/targets.js';
 import { InventoryError, type InventoryPos } from './errors.js';
 import { checkInventorySchema } from './schema.js';
+import { InputTooLargeError, readBounded } from '../report/read-input.js';
 
 /** One lab machine, its paths resolved. */
 export interface LabHost {
@@ -49,13 +49,16 @@ interface Entry {
   tags?: string[]; pt?: PtMode; 'connect-timeout'?: number; cpus?: number[];
 }
 
+/** The largest inventory read (a few hundred bytes a machine). */
+export const INVENTORY_MAX_BYTES = 4 << 20;
+
 /** Reads and checks `file`; throws InventoryError at the first wrong entry. */
 export async function readInventory(file: string): Promise<Inventory> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = (await readBounded(file, INVENTORY_MAX_BYTES, 'a lab inventory')).toString('utf8');
   } catch (e) {
-    throw new InventoryError('syntax', { file, line: 1, col: 1 }, `cannot read the inventory: ${(e as Error).message}`);
+    throw new InventoryError('syntax', { file, line: 1, col: 1 }, e instanceof InputTooLargeError ? e.message : `cannot read the inventory: ${(e as Error).message}`);
   }
   return parseInventory(file, text);
 }

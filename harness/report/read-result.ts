@@ -2,13 +2,12 @@
 // replay): bounded in size, parsed, and checked against docs/schemas/result.schema.json before any
 // field is used, so a truncated, empty or edited file is refused in one line (exit 2), never a
 // TypeError deep in a command.
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { PtError } from '../../driver/base/errors.js';
 import type { ResultJson } from './result.js';
 import { RUN_FILES } from './run-dir.js';
+import { readBoundedText } from './read-input.js';
 import { loadSchemaFile } from './schema-file.js';
 
 /** The largest result.json read (one run's expectations and figures are a few kB; a corrupt run's events a few more). */
@@ -24,37 +23,10 @@ export class NotARunDirError extends PtError {
   }
 }
 
-/**
- * The text of the regular file at `path`, at most `max` bytes (a FIFO or a device is refused, not
- * read without end); PtError('bad_config') otherwise. A missing file throws its ENOENT as it is.
- */
-export async function readBoundedText(path: string, max: number, what: string): Promise<string> {
-  let f;
-  try {
-    // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below, as not a regular file).
-    f = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw e;
-    throw new PtError('bad_config', `cannot read ${path}: ${code ?? (e as Error).message}`, { cause: e });
-  }
-  try {
-    const st = await f.stat();
-    if (!st.isFile()) throw new PtError('bad_config', `${path} is not a regular file`);
-    if (st.size > max) throw new PtError('bad_config', `${path} holds ${st.size} bytes, more than a ${what} ever does (${max})`);
-    const buf = Buffer.alloc(max + 1);
-    const { bytesRead } = await f.read(buf, 0, max + 1, 0);
-    if (bytesRead > max) throw new PtError('bad_config', `${path} holds more than ${max} bytes, more than a ${what} ever does`);
-    return buf.subarray(0, bytesRead).toString('utf8');
-  } finally {
-    await f.close();
-  }
-}
-
 /** The result.json of run directory `dir`, checked against its schema; PtError('bad_config') naming the file and the first problem. */
 export async function readResultJson(dir: string): Promise<ResultJson> {
   const path = join(dir, RUN_FILES.result);
-  const text = await readBoundedText(path, RESULT_JSON_MAX_BYTES, RUN_FILES.result).catch((e: NodeJS.ErrnoException) => {
+  const text = await readBoundedText(path, RESULT_JSON_MAX_BYTES, `a ${RUN_FILES.result}`).catch((e: NodeJS.ErrnoException) => {
     throw e.code === 'ENOENT' ? new NotARunDirError(dir, { cause: e }) : e;
   });
   let value: unknown;

@@ -1,7 +1,7 @@
 // Reading a sequence file: YAML (the `yaml` package, which keeps every node's place), its integers
 // read exactly as bigints, and the file:line:col of any path into the document.
-import { readFile } from 'node:fs/promises';
 import { isMap, isScalar, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
+import { InputTooLargeError, readBounded } from '../report/read-input.js';
 import { SeqFileError, type SeqPos } from './errors.js';
 
 /** A path into the parsed document: mapping keys and sequence indices. */
@@ -15,13 +15,16 @@ export interface SeqSource {
   pos(path: SeqPath, key?: boolean): SeqPos;
 }
 
+/** The largest sequence file read (the library's longest is a few kB; a lab inventory shares the bound). */
+export const SEQ_FILE_MAX_BYTES = 4 << 20;
+
 /** Reads and parses `file`; throws SeqFileError('syntax') for unreadable or malformed YAML. */
 export async function readSeqFile(file: string): Promise<SeqSource> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = (await readBounded(file, SEQ_FILE_MAX_BYTES, 'a sequence file')).toString('utf8');
   } catch (e) {
-    throw new SeqFileError('syntax', { file, line: 1, col: 1 }, `cannot read the file: ${(e as Error).message}`);
+    throw new SeqFileError('syntax', { file, line: 1, col: 1 }, e instanceof InputTooLargeError ? e.message : `cannot read the file: ${(e as Error).message}`);
   }
   return parseSeqText(file, text);
 }

@@ -12,6 +12,7 @@ import { AsciiOut } from '../../../driver/decode/ascii-out.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
 import { LineBatch } from '../line-batch.js';
 import { byteOutput, OUT_CHUNK, type CliIo } from '../main.js';
+import { InputTooLargeError, readBounded } from '../../report/read-input.js';
 import { inputName, readChunks } from '../read-stream.js';
 
 /** Where the command writes. */
@@ -82,13 +83,20 @@ export function parseLosses(text: string): FlowLoss[] | string {
   return out;
 }
 
-async function readBytes(path: string, io: FlowIo): Promise<Uint8Array | undefined> {
+/**
+ * The largest code image read (a whole vmlinux is about 70 MB) and the largest losses.json (one
+ * entry per loss, tens of bytes each). The trace itself is as long as it is.
+ */
+export const IMAGE_MAX_BYTES = 256 << 20, LOSSES_MAX_BYTES = 16 << 20;
+
+async function readBytes(path: string, io: FlowIo, bound?: { max: number; what: string }): Promise<Uint8Array | undefined> {
   try {
+    if (bound) return await readBounded(path, bound.max, bound.what);
     const parts: Uint8Array[] = [];
     for await (const c of readChunks(path, 1 << 20)) parts.push(c);
     return parts.length === 1 ? parts[0] : Buffer.concat(parts);
   } catch (e) {
-    io.err(`ptlab flow: cannot read ${inputName(path)}: ${(e as Error).message}\n`);
+    io.err(`ptlab flow: ${e instanceof InputTooLargeError ? e.message : `cannot read ${inputName(path)}: ${(e as Error).message}`}\n`);
     return undefined;
   }
 }
@@ -101,13 +109,13 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
   if (trace === undefined) return 2;
   const specs: ImageSpec[] = [];
   for (const im of args.images) {
-    const bytes = await readBytes(im.path, io);
+    const bytes = await readBytes(im.path, io, { max: IMAGE_MAX_BYTES, what: 'a code image' });
     if (bytes === undefined) return 2;
     specs.push({ bytes, base: im.base });
   }
   let ledger: FlowLoss[] = [];
   if (args.losses !== undefined) {
-    const text = await readBytes(args.losses, io);
+    const text = await readBytes(args.losses, io, { max: LOSSES_MAX_BYTES, what: 'a losses.json' });
     if (text === undefined) return 2;
     const parsed = parseLosses(new TextDecoder().decode(text));
     if (typeof parsed === 'string') {
