@@ -76,6 +76,14 @@ const WALK_ERRORS: readonly FlowErrorCode[] = ['bad_query', 'nomap', 'bad_insn',
 
 const BITS_CAP = 1024; // pending TNT bits (deferred TIPs may hold back several TNTs)
 
+/** `a` then `b` in one new array. */
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}
+
 /** Reconstructs the executed path of a trace against a set of code images. */
 export class FlowDecoder {
   private readonly rec = new FlowRecord();
@@ -145,50 +153,107 @@ export class FlowDecoder {
 
   /** Decodes `trace`, calling `onRecord` for every record (the record object is reused). */
   decode(trace: Uint8Array, onRecord: (r: FlowRecord) => void): FlowStats {
+    this.begin(onRecord);
+    this.push(trace);
+    return this.end();
+  }
+
+  // Streamed decoding: begin → push(chunk)… → end gives exactly decode()'s records. Stream losses
+  // split the trace into segments, each decoded from its first PSB (one PacketDecoder per segment,
+  // resumed across chunks); OVF entries stay in-band (the decoder resumes at the OVF's FUP, §12).
+  private cuts: readonly FlowLoss[] = [];
+  private ovfs: readonly FlowLoss[] = [];
+  private cutIdx = 0;
+  private ovfIdx = 0;
+  /** The current segment's decoder (none before its first byte), and whether it saw a PSB. */
+  private dec: PacketDecoder | undefined;
+  private sawPsb = false;
+  /** Bytes of the current segment not yet consumed by its decoder, and the offset of their first byte. */
+  private pending: Uint8Array = new Uint8Array(0);
+  private pendingAt = 0;
+
+  /** Starts a streamed decode: `onRecord` gets every record (the record object is reused). */
+  begin(onRecord: (r: FlowRecord) => void): void {
     this.emitFn = onRecord;
     this.nRecords = this.nBranches = this.nErrors = this.nInsns = 0;
-    // Stream losses split the trace into segments decoded from their first PSB;
-    // OVF entries stay in-band (the decoder resumes at the OVF's FUP, §12).
-    const cuts = this.ledger.filter((l) => l.reason !== 'ovf');
-    const ovfs = this.ledger.filter((l) => l.reason === 'ovf');
-    let start = 0;
-    let ovfIdx = 0;
-    for (let k = 0; k <= cuts.length; k++) {
-      const end = k < cuts.length ? Math.min(Math.max(cuts[k]!.at, start), trace.length) : trace.length;
-      if (end > start) ovfIdx = this.segment(trace.subarray(start, end), start, ovfs, ovfIdx, k < cuts.length);
-      if (k < cuts.length) {
-        this.finish();
-        this.gap(cuts[k]!.bytes, cuts[k]!.reason);
-        this.reset();
+    this.cuts = this.ledger.filter((l) => l.reason !== 'ovf');
+    this.ovfs = this.ledger.filter((l) => l.reason === 'ovf');
+    this.cutIdx = this.ovfIdx = 0;
+    this.dec = undefined;
+    this.pending = new Uint8Array(0);
+    this.pendingAt = 0;
+  }
+
+  /** The next bytes of the trace (after those of the previous push). */
+  push(chunk: Uint8Array): void {
+    let buf = this.pending.length === 0 ? chunk : concat(this.pending, chunk);
+    for (;;) {
+      const cut = this.cuts[this.cutIdx];
+      const end = cut === undefined ? Infinity : Math.max(cut.at, this.pendingAt);
+      if (this.pendingAt + buf.length < end) {
+        // The segment goes on past these bytes: decode what is whole, keep the rest for the next push.
+        const used = this.feed(buf, false);
+        this.pending = buf.subarray(used);
+        this.pendingAt += used;
+        return;
       }
-      start = end;
+      const n = end - this.pendingAt;
+      this.feed(buf.subarray(0, n), true);
+      this.endSegment();
+      buf = buf.subarray(n);
+      this.pendingAt = end;
     }
+  }
+
+  /** The end of the trace: the last segment, the losses at or past its end; the run's counts. */
+  end(): FlowStats {
+    this.feed(this.pending, true);
+    this.pending = new Uint8Array(0);
+    while (this.cutIdx < this.cuts.length) this.endSegment();
     this.finish();
-    for (; ovfIdx < ovfs.length; ovfIdx++) this.gap(ovfs[ovfIdx]!.bytes, 'ovf');
+    for (; this.ovfIdx < this.ovfs.length; this.ovfIdx++) this.gap(this.ovfs[this.ovfIdx]!.bytes, 'ovf');
     return { records: this.nRecords, branches: this.nBranches, errors: this.nErrors, instructions: this.nInsns };
   }
 
-  /** Decodes one segment; returns the index of the first OVF ledger entry not yet reported. */
-  private segment(buf: Uint8Array, base: number, ovfs: readonly FlowLoss[], ovfIdx: number, cutAfter: boolean): number {
-    const dec = new PacketDecoder(buf, { baseOffset: base });
-    const p = dec.record;
-    let nextOvf = ovfIdx < ovfs.length ? ovfs[ovfIdx]!.at : Infinity;
-    let sawPsb = false;
+  /** The segment ends at the cut `cutIdx`: its gap record, and a fresh start. */
+  private endSegment(): void {
+    const cut = this.cuts[this.cutIdx++]!;
+    this.dec = undefined;
+    this.finish();
+    this.gap(cut.bytes, cut.reason);
+    this.reset();
+  }
+
+  /**
+   * Decodes `buf` (the current segment's unconsumed bytes and new ones; `final`: nothing of the
+   * segment follows); returns how many of its bytes the decoder consumed.
+   */
+  private feed(buf: Uint8Array, final: boolean): number {
+    if (this.dec === undefined) {
+      if (buf.length === 0) return 0;
+      this.dec = new PacketDecoder(buf, { baseOffset: this.pendingAt, final });
+      this.sawPsb = false;
+    } else {
+      this.dec.resume(buf, { final });
+    }
+    const dec = this.dec, p = dec.record;
+    // A packet cut at the end of a segment that a ledger loss ends is explained by that loss's gap record.
+    const cutAfter = final && this.cutIdx < this.cuts.length;
+    let nextOvf = this.ovfs[this.ovfIdx]?.at ?? Infinity;
     while (dec.next()) {
       while (p.offset >= nextOvf && p.kind !== PacketKind.error) {
         this.gap(null, 'ovf');
-        nextOvf = ++ovfIdx < ovfs.length ? ovfs[ovfIdx]!.at : Infinity;
+        nextOvf = this.ovfs[++this.ovfIdx]?.at ?? Infinity;
       }
-      if (p.kind === PacketKind.psb) sawPsb = true;
+      if (p.kind === PacketKind.psb) this.sawPsb = true;
       if (p.kind === PacketKind.error) {
-        // A packet cut by a ledger loss is explained by the gap record that follows.
         if (p.error === 3 && cutAfter) continue;
-        this.packetError(p, sawPsb);
+        this.packetError(p, this.sawPsb);
         continue;
       }
       this.apply(p);
     }
-    return ovfIdx;
+    return final ? buf.length : dec.consumed;
   }
 
   // ------------------------------------------------------------ packets

@@ -11,6 +11,7 @@ import { writeFlowJson } from '../../../driver/decode/flow/record-out.js';
 import { AsciiOut } from '../../../driver/decode/ascii-out.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
 import { LineBatch } from '../line-batch.js';
+import { isOutputError } from '../fd-sink.js';
 import { byteOutput, OUT_CHUNK, type CliIo } from '../main.js';
 import { InputTooLargeError, readBounded } from '../../report/read-input.js';
 import { inputName, readChunks } from '../read-stream.js';
@@ -19,13 +20,23 @@ import { inputName, readChunks } from '../read-stream.js';
 export type FlowIo = CliIo;
 
 export const FLOW_USAGE = 'usage: ptlab flow TRACE.pt|- --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]\n' +
-  '         [--max-insns N] [--tolerate-errors]\n' +
+  '         [--max-insns N] [--max-records-per-byte N] [--tolerate-errors]\n' +
   '  BASE as ptxed reads it: 0x… is hex, digits alone are decimal. --max-insns (default 65536): the\n' +
   '  instructions walked without using a packet before the segment is given up as a runaway.\n' +
+  '  --max-records-per-byte (default 64; 0: no bound): the decode stops once it printed more records than\n' +
+  '  that many per byte of trace read, after the first 1048576 (a runaway decode, not a trace).\n' +
   '  exit 0: decoded without error records; 1: some (0 with --tolerate-errors); 2: bad usage or input\n';
 const REASONS: readonly GapReason[] = ['stop', 'wrap', 'error', 'ovf'];
 /** The CLI's runaway bound: a trace that loops without packets stops after this many instructions. */
 export const DEFAULT_MAX_INSNS = 65536;
+/**
+ * The output bound: records per byte of trace, past the first RECORDS_FLOOR. Traces of the model run
+ * at up to 9 records a byte (a TNT bit can stand for a taken jcc and the direct branches after it);
+ * a fuzzed trace that runs away at every PSB reaches 130.
+ */
+export const DEFAULT_MAX_RECORDS_PER_BYTE = 64, RECORDS_FLOOR = 1 << 20;
+/** Bytes of the trace read and decoded at a time. */
+const TRACE_CHUNK = 1 << 20;
 
 interface FlowArgs {
   readonly trace: string;
@@ -33,6 +44,7 @@ interface FlowArgs {
   readonly json: boolean;
   readonly losses?: string;
   readonly maxInsns: number;
+  readonly maxRecordsPerByte: number;
   readonly tolerate: boolean;
 }
 
@@ -41,6 +53,7 @@ const OPTIONS = {
   image: { type: 'string', multiple: true },
   losses: { type: 'string' },
   'max-insns': { type: 'string' },
+  'max-records-per-byte': { type: 'string' },
   'tolerate-errors': { type: 'boolean' },
 } as const;
 
@@ -56,8 +69,10 @@ function flowArgs(argv: string[]): FlowArgs | 'help' {
   if (images.length === 0) throw new UsageError('missing --image FILE@BASE');
   const maxText = values['max-insns'] ?? String(DEFAULT_MAX_INSNS);
   if (!/^[1-9][0-9]{0,9}$/.test(maxText)) throw new UsageError(`--max-insns takes a positive whole number, got '${maxText}'`);
+  const perByteText = values['max-records-per-byte'] ?? String(DEFAULT_MAX_RECORDS_PER_BYTE);
+  if (!/^(0|[1-9][0-9]{0,6})$/.test(perByteText)) throw new UsageError(`--max-records-per-byte takes a whole number (0: no bound), got '${perByteText}'`);
   return {
-    trace: positionals[0]!, images, json: values.json === true, maxInsns: Number(maxText), tolerate: values['tolerate-errors'] === true,
+    trace: positionals[0]!, images, json: values.json === true, maxInsns: Number(maxText), maxRecordsPerByte: Number(perByteText), tolerate: values['tolerate-errors'] === true,
     ...(values.losses === undefined ? {} : { losses: values.losses }),
   };
 }
@@ -89,15 +104,19 @@ export function parseLosses(text: string): FlowLoss[] | string {
  */
 export const IMAGE_MAX_BYTES = 256 << 20, LOSSES_MAX_BYTES = 16 << 20;
 
-async function readBytes(path: string, io: FlowIo, bound?: { max: number; what: string }): Promise<Uint8Array | undefined> {
+async function readBytes(path: string, io: FlowIo, bound: { max: number; what: string }): Promise<Uint8Array | undefined> {
   try {
-    if (bound) return await readBounded(path, bound.max, bound.what);
-    const parts: Uint8Array[] = [];
-    for await (const c of readChunks(path, 1 << 20)) parts.push(c);
-    return parts.length === 1 ? parts[0] : Buffer.concat(parts);
+    return await readBounded(path, bound.max, bound.what);
   } catch (e) {
     io.err(`ptlab flow: ${e instanceof InputTooLargeError ? e.message : `cannot read ${inputName(path)}: ${(e as Error).message}`}\n`);
     return undefined;
+  }
+}
+
+/** The decode printed more records than its bound allows for the trace read so far. */
+class RecordBound extends Error {
+  constructor(readonly records: number, readonly bytes: number) {
+    super(`more than ${records} records for ${bytes} bytes of trace`);
   }
 }
 
@@ -105,8 +124,6 @@ async function readBytes(path: string, io: FlowIo, bound?: { max: number; what: 
 export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
   const args = commandArgs('flow', FLOW_USAGE, io, () => flowArgs(argv));
   if (typeof args === 'number') return args;
-  const trace = await readBytes(args.trace, io);
-  if (trace === undefined) return 2;
   const specs: ImageSpec[] = [];
   for (const im of args.images) {
     const bytes = await readBytes(im.path, io, { max: IMAGE_MAX_BYTES, what: 'a code image' });
@@ -129,17 +146,42 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
   const json = args.json ? new AsciiOut(byteOutput(io), OUT_CHUNK) : undefined;
   const batch = new LineBatch((s) => io.out(s));
   const errors = new Map<string, number>();
-  let stats: FlowStats;
+  // The trace is read and decoded a chunk at a time (memory: a chunk and the decoder's state).
+  let read = 0, records = 0;
+  const perByte = args.maxRecordsPerByte;
+  const decoder = new FlowDecoder(images, { ledger, maxSteps: args.maxInsns });
+  let stats: FlowStats | undefined;
+  let bounded: RecordBound | undefined;
   try {
-    stats = new FlowDecoder(images, { ledger, maxSteps: args.maxInsns }).decode(trace, (r) => {
+    decoder.begin((r) => {
+      if (perByte > 0 && ++records > RECORDS_FLOOR + perByte * read) throw new RecordBound(records - 1, read);
       if (r.kind === 'error') errors.set(r.error, (errors.get(r.error) ?? 0) + 1);
       if (json) writeFlowJson(json, r); else batch.push(flowTextLine(r));
     });
+    for await (const chunk of readChunks(args.trace, TRACE_CHUNK)) {
+      read += chunk.length;
+      decoder.push(chunk);
+    }
+    stats = decoder.end();
+  } catch (e) {
+    if (e instanceof RecordBound) bounded = e;
+    else if (isOutputError(e) || (e as NodeJS.ErrnoException).code === undefined) throw e;
+    else {
+      json?.flush();
+      batch.flush();
+      io.err(`ptlab flow: cannot read ${inputName(args.trace)}: ${(e as Error).message}\n`);
+      return 2;
+    }
   } finally {
     images.dispose();
   }
   json?.flush();
   batch.flush();
+  if (bounded) {
+    io.err(`ptlab flow: stopped after ${bounded.records} records for ${bounded.bytes} bytes of trace read: more than ${perByte} records a byte past the first ${RECORDS_FLOOR} is a decode that runs away, not a trace (--max-records-per-byte N raises the bound, 0 lifts it)\n`);
+    return 1;
+  }
+  stats = stats!;
   if (stats.instructions === 0 && (errors.get('nomap') ?? 0) > 0) {
     const bases = args.images.map((im) => `${im.path}@0x${im.base.toString(16)}`).join(', ');
     io.err(`ptlab flow: no instruction of the trace lies in the image(s) (${bases}): is the base right? (0x… is hex, digits alone are decimal)\n`);
