@@ -2,7 +2,7 @@
 // directories go"): on a real file system, writable, and new or empty — or, with --force, holding
 // only what an earlier ptlab run wrote there, checked before anything runs. ptlab never deletes or
 // overwrites a file it did not write.
-import { access, constants, lstat, mkdir, readdir, realpath, rmdir, stat } from 'node:fs/promises';
+import { access, constants, lstat, mkdir, readdir, realpath, rm, rmdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
 import { ForeignFileError, isPtlabFile } from './owned-files.js';
@@ -37,8 +37,9 @@ export async function refusePseudoFs(path: string, what: string): Promise<void> 
 /**
  * Creates `out` if needed and checks, before anything runs, that it is a writable directory of a
  * real file system and empty — or, with `force`, that whatever carries one of ptlab's names there
- * is ptlab's own (foreignFiles), so that an earlier run's files are replaced and nothing else is.
- * Returns the first directory it created.
+ * is ptlab's own (foreignFiles), so that an earlier run's files are replaced and nothing else is;
+ * what a killed ptlab left half-written there goes first (removeStaleStaging). Returns the first
+ * directory it created.
  */
 export async function prepareOut(out: string, force = false): Promise<string | undefined> {
   await refusePseudoFs(out, '--out');
@@ -55,6 +56,7 @@ export async function prepareOut(out: string, force = false): Promise<string | u
     throw new PtError('bad_config', `--out ${out} is not empty (${held.length} entr${held.length === 1 ? 'y' : 'ies'}); give a new or empty directory, or --force to replace the run directories of an earlier run there (ptlab never deletes a file it did not write)`);
   }
   if (held.length > 0) {
+    await removeStaleStaging(out);
     const foreign = await foreignFiles(out);
     if (foreign.length > 0) {
       const list = foreign.slice(0, 3).map((f) => `${f.path} (${f.why})`).join(', ');
@@ -62,6 +64,42 @@ export async function prepareOut(out: string, force = false): Promise<string | u
     }
   }
   return created;
+}
+
+/** A staging entry of ptlab's (run-dir.ts stage, owned-files.ts replaceFile): `.<name>.partial-<pid>-<ms>`. */
+const STAGING = /^\..+\.partial-(\d+)-\d+$/;
+
+/** True while process `pid` exists on this machine (signal 0 asks without sending anything). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes what a ptlab process killed mid-run (SIGKILL, a crash) left in `out`: its staging
+ * directories and half-written files (`.<name>.partial-<pid>-<ms>`, at the root and in the run
+ * directories), when process <pid> is gone. A live process's staging is left alone.
+ */
+export async function removeStaleStaging(out: string): Promise<string[]> {
+  const removed: string[] = [];
+  const visit = async (dir: string, depth: number): Promise<void> => {
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      const path = join(dir, name);
+      const m = STAGING.exec(name);
+      if (m && !alive(Number(m[1]))) {
+        await rm(path, { recursive: true, force: true });
+        removed.push(path);
+      } else if (depth < 3 && !name.startsWith('.') && (await lstat(path).catch(() => undefined))?.isDirectory()) {
+        await visit(path, depth + 1);
+      }
+    }
+  };
+  await visit(out, 0);
+  return removed;
 }
 
 /** Removes the directories prepareOut created, from `out` up to `created`, while they are empty. */
@@ -112,10 +150,11 @@ export async function foreignFiles(out: string): Promise<ForeignFile[]> {
     if (ours.includes(RUN_FILES.result) && (await isPtlabFile(join(dir, RUN_FILES.result)))) return;
     for (const n of ours) found.push({ path: join(dir, n), why: `in a directory without a ptlab ${RUN_FILES.result}` });
   };
+  // Entries starting with a dot are ptlab's staging (or nobody's run directory): never a place it writes.
   const profilesOf = async (scenarioDir: string): Promise<void> => {
-    for (const p of await entriesOf(scenarioDir).catch(() => [])) await runDir(join(scenarioDir, p));
+    for (const p of await entriesOf(scenarioDir).catch(() => [])) if (!p.startsWith('.')) await runDir(join(scenarioDir, p));
   };
-  for (const top of await readdir(out)) {
+  for (const top of (await readdir(out)).filter((n) => !n.startsWith('.'))) {
     const d = join(out, top);
     if (/^seed-\d+$/.test(top)) for (const s of await entriesOf(d).catch(() => [])) await profilesOf(join(d, s));
     else await profilesOf(d);

@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { main } from '../../harness/cli/main.js';
@@ -56,6 +57,21 @@ describe('ptlab run --out', () => {
     await writeFile(join(dir, 'truth.jsonl'), 'old');
     expect((await ptlab(...RUN, '--out', out, '--force')).code).toBe(0);
     expect((await readFile(join(dir, 'truth.jsonl'), 'utf8')) === 'old').toBe(false);
+  });
+
+  test('--force removes what a killed ptlab left half-written (its process gone), and keeps a live one\'s', async () => {
+    const out = join(root, 'killed');
+    expect((await ptlab(...RUN, '--out', out)).code).toBe(0);
+    const dead = spawnSync('true').pid; // a process that has ended
+    const stale = [join(out, 'topa-grow', `.skylake.partial-${dead}-1`), join(out, `.junit.xml.partial-${dead}-2`)];
+    const live = join(out, 'topa-grow', `.skylake.partial-${process.pid}-3`);
+    await mkdir(stale[0]!);
+    await writeFile(join(stale[0]!, 'trace.pt'), 'half');
+    await writeFile(stale[1]!, '<?xml');
+    await mkdir(live);
+    const forced = await ptlab(...RUN, '--out', out, '--force');
+    expect(forced.code, forced.err).toBe(0);
+    expect([existsSync(stale[0]!), existsSync(stale[1]!), existsSync(live)]).toEqual([false, false, true]);
   });
 
   test.for(['/proc/self/ptlab-runs', '/sys/kernel/ptlab-runs', '/dev/shm/../ptlab-runs'])('--out %s is refused up front as a kernel file system (exit 2), nothing created', async (out) => {
