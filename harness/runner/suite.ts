@@ -208,6 +208,14 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
           await leaveNoEmptyDirs().catch(() => undefined);
           return;
         }
+        if (opts.now?.aborted) {
+          // Stopped at once (a second signal): the target was disposed under this run, whatever it threw then.
+          incomplete ??= { cause: 'interrupted', reason: `interrupted during ${s.name} (${name}, seed ${seed}), after ${finished} of ${jobs.length} runs` };
+          stopped = true;
+          byCell[i] = { result: errorResult(baseOf(job), `not run: stopped at once (a second signal): ${incomplete.reason}`), ms: Math.round(performance.now() - t0) };
+          await leaveNoEmptyDirs().catch(() => undefined);
+          return;
+        }
         if (lost === undefined && failed === undefined) {
           // ptlab's own failure (a bug): the suite stops, its files say so, and the error goes on up.
           stopped = true;

@@ -77,4 +77,25 @@ describe.skipIf(env.skip || !built)(`a dying or hung qemu target${env.skip ? ` (
       leftovers: await leftoversOf(child.pid!),
     }).toEqual({ code: 4, incomplete: true, error: true, qemuAlive: false, leftovers: [] });
   }, 180_000);
+
+  test('a hung guest and a second SIGINT: the suite stops as interrupted (exit 130), never as ptlab\'s own failure', async () => {
+    const out = join(root, 'hung-stopped');
+    const { child, qemu } = await suiteWithQemu(out);
+    expect(qemu, 'QEMU runs under ptlab').toBeDefined();
+    process.kill(qemu!, 'SIGSTOP');
+    await new Promise((r) => setTimeout(r, 1500)); // a run is waiting on the hung guest now
+    child.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 500));
+    child.kill('SIGINT');
+    const r = await child;
+    const stderr = String(r.stderr);
+    const junit = await readFile(join(out, 'junit.xml'), 'utf8');
+    expect({
+      code: r.exitCode,
+      internal: /internal error|ptlab itself failed/.test(stderr + junit),
+      incomplete: /ptlab\.incomplete[\s\S]*interrupted/.test(junit),
+      qemuAlive: alive(qemu!),
+      leftovers: await leftoversOf(child.pid!),
+    }).toEqual({ code: 130, internal: false, incomplete: true, qemuAlive: false, leftovers: [] });
+  }, 180_000);
 });
