@@ -16,7 +16,7 @@ import { imbalance } from '../../driver/collect/ledger.js';
 import { traceContexts, type ContextResult } from '../../driver/contexts.js';
 import type { TraceRequest } from '../../driver/request.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
-import type { ScenarioContext } from './context.js';
+import { seededWorkload, type ScenarioContext } from './context.js';
 import { expectContextsEnded, expectPmisSorted, expectTracedOnAfterStops, pmiActions, secondWorkload, switchingOf, topaBitClearCounter } from './contexts-kit.js';
 import { linesOf, timingVolume } from './helpers.js';
 import { interruptsOffWhile } from './interrupts-off.js';
@@ -39,26 +39,47 @@ export const singleEntryOtherContext: Scenario = {
   sim: { pmiSkid: 64 },
   negative: 'no-topa-stop-status',
   async run(ctx) {
-    const a = ctx.workload({ minBranches: 4 * LONG_SLICE });
-    const b = secondWorkload(ctx, 4 * LONG_SLICE);
-    const rl = await twoContexts(ctx, a, b, LONG_SLICE);
+    // A's bytes per branch differ tenfold between workloads; a long slice must write its region full
+    // (A stops at its STOP+INT entry), a short one well under the early PMI's margin. Both are sized
+    // from A's rate, measured by tracing A alone (its PMIs on time: lossless); A is chosen long enough
+    // for four long slices.
+    let opts = { minBranches: 4 * LONG_SLICE }, rate = 0, long = LONG_SLICE;
+    for (let k = 0; k < 4; k++) {
+      const w = seededWorkload(ctx.env.seed, opts);
+      rate = await bytesPerBranch(ctx, w);
+      long = Math.max(LONG_SLICE, Math.ceil((LONG_SLICE_REGIONS * REGION) / rate));
+      if (w.model.branchCount >= 4 * long) break;
+      opts = { minBranches: 4 * long };
+    }
+    const a = ctx.workload(opts);
+    const b = secondWorkload(ctx, 4 * long);
+    ctx.figure('aBytesPerBranch', Number(rate.toFixed(3)));
+    ctx.figure('longSliceBranches', long);
+    // truth.jsonl starts at the long run: the measurements before it traced other candidates at A's base.
+    const truthAt = ctx.sim?.truthLog(0)?.length ?? 0;
+    const rl = await twoContexts(ctx, a, b, long, 'long slices');
     ctx.result = rl;
     ctx.expect('long slices: A was serviced on its saved image while stopped at its full STOP+INT entry',
       rl.pmis.some((p) => p.action === 'handled-saved' && p.stopped), pmiActions(rl));
-    ctx.truthFilter = { owner: ownerOf(a) };
+    ctx.truthFilter = { owner: ownerOf(a), from: truthAt };
     ctx.expectFlowEqualsTruth('ptlab flow of A\'s trace up to its first stop gap is a prefix of A\'s part of truth.jsonl', 'prefix');
     // Short slices: each writes well under the early PMI's margin on average, so A is mostly switched
-    // out before its region fills and serviced at B's PMIs. The slice is sized from A's bytes per
-    // branch (it differs by workload), measured by tracing A alone (its PMIs on time: lossless).
-    const [solo] = await traceContexts(ctx.target, [{ name: 'A alone', workload: a, req: singleEntry(ctx) }], { sliceBranches: a.model.branchCount, ...ctx.sessionOptions() });
-    const rate = solo!.ledger.collected / a.model.branchCount;
-    ctx.figure('aBytesPerBranch', Number(rate.toFixed(3)));
-    const rs = await twoContexts(ctx, a, b, Math.max(20, Math.floor(SHORT_SLICE_BYTES / rate)));
+    // out before its region fills and serviced at B's PMIs.
+    const rs = await twoContexts(ctx, a, b, Math.max(20, Math.floor(SHORT_SLICE_BYTES / rate)), 'short slices');
     ctx.expect('short slices: A was serviced on its saved image at least twice', rs.pmis.filter((p) => p.action === 'handled-saved').length >= 2, pmiActions(rs));
   },
 };
 
-/** Branches each context runs before a switch in the long run: more than its region holds at 0.15 bytes a branch and up. */
+/** Bytes of output per branch of `w`, traced alone on one context (no switch: its PMIs on time, lossless). */
+async function bytesPerBranch(ctx: ScenarioContext, w: GeneratedWorkload): Promise<number> {
+  const [solo] = await traceContexts(ctx.target, [{ name: 'A alone', workload: w, req: singleEntry(ctx) }], { sliceBranches: w.model.branchCount, ...ctx.sessionOptions() });
+  return solo!.ledger.collected / w.model.branchCount;
+}
+
+/** How many regions' worth of output a long slice of A writes, at A's measured rate: enough to fill one in any stretch. */
+const LONG_SLICE_REGIONS = 3;
+
+/** The fewest branches each context runs before a switch in the long run (more when A's rate calls for it). */
 const LONG_SLICE = 40_000;
 
 /** Bytes A writes in a short slice: well under the early PMI's 512-byte margin (docs/sdm/output.md §4.6). */
@@ -70,9 +91,8 @@ function singleEntry(ctx: ScenarioContext): TraceRequest {
 }
 
 /** One run of A (interrupts off) and B with `slice`-branch slices and its expectations; A's result. */
-async function twoContexts(ctx: ScenarioContext, a: GeneratedWorkload, b: GeneratedWorkload, slice: number): Promise<ContextResult> {
+async function twoContexts(ctx: ScenarioContext, a: GeneratedWorkload, b: GeneratedWorkload, slice: number, label: string): Promise<ContextResult> {
   const sim = ctx.sim!;
-  const label = slice === LONG_SLICE ? 'long slices' : 'short slices';
   const req = singleEntry(ctx);
   const from = ctx.target.lines.length, truthFrom = sim.truthLog(0)?.length ?? 0;
   // PMIs with GLOBAL_STATUS[55] clear as the driver got them (one in flight when a handler acknowledged [55]).
