@@ -16,6 +16,7 @@ import type { TimedOpts } from './deadline.js';
 import { HelperError, StateError, TargetError } from './errors.js';
 import { HELPER_MAX_BATCH, HELPER_MAX_BUFREAD, type HelperChannel } from './helper-chan.js';
 import { HelperExecution } from './helper-execution.js';
+import { checkWrites } from './msr-allowlist.js';
 import { probePt, ptRefusal, type PtProbe } from './pt-probe.js';
 
 /** The largest module buffer: order 10 pages (guest/kmod PTLAB_MAX_ORDER; docs/qemu.md §6). */
@@ -40,6 +41,17 @@ export function moduleBlockSize(size: number, align: number): number {
 /** Lifecycle of a helper-backed target. */
 export type HelperTargetState = 'running' | 'disposing' | 'disposed';
 
+/** How a helper target treats the machine. */
+export interface HelperTargetOptions {
+  /** The module's NMI handler clears TraceEn at once. Default false. */
+  readonly pmiClearsTraceEn?: boolean;
+  /**
+   * WRMSR to MSRs outside the PT and ToPA-PMI allowlist (msr-allowlist.ts) is sent on
+   * (`ptlab seq --allow-msr`). Default false: refused with MsrNotAllowedError before anything is sent.
+   */
+  readonly allowMsr?: boolean;
+}
+
 /** A Target whose CPU is reached through the guest helper. */
 export abstract class HelperTarget implements Target {
   abstract readonly description: string;
@@ -52,9 +64,13 @@ export abstract class HelperTarget implements Target {
   protected readonly watch = new TraceEnWatch();
   /** Calls on their way to the helper: a dispose waits for them before it reads `watch`. */
   private readonly inFlight = new Set<Promise<unknown>>();
+  protected readonly pmiClearsTraceEn: boolean;
+  private readonly allowMsr: boolean;
   readonly phys: PhysMemory;
 
-  protected constructor(readonly helper: HelperChannel, protected readonly pmiClearsTraceEn = false) {
+  protected constructor(readonly helper: HelperChannel, o: HelperTargetOptions = {}) {
+    this.pmiClearsTraceEn = o.pmiClearsTraceEn ?? false;
+    this.allowMsr = o.allowMsr ?? false;
     this.phys = {
       maxContiguous: MODULE_MAX_CONTIGUOUS,
       alloc: (size, align, opts) => this.physAlloc(size, align, opts),
@@ -97,6 +113,7 @@ export abstract class HelperTarget implements Target {
 
   async wrmsr(cpu: number, msr: number, value: bigint, opts?: CallOpts): Promise<void> {
     this.enter('wrmsr', opts);
+    if (!this.allowMsr) checkWrites([{ op: 'wrmsr', msr }], this.description);
     return this.tracked(this.wrmsrWatched(cpu, msr, value, opts));
   }
 
@@ -113,6 +130,7 @@ export abstract class HelperTarget implements Target {
   /** One round trip per HELPER_MAX_BATCH ops (one IPI each in the guest); stops at the first #GP. */
   async msrBatch(cpu: number, ops: readonly MsrOp[], opts?: CallOpts): Promise<MsrResult[]> {
     this.enter('msrBatch', opts);
+    if (!this.allowMsr) checkWrites(ops, this.description);
     return this.tracked(this.batchWatched(cpu, ops, opts));
   }
 

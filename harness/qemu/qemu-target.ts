@@ -12,15 +12,13 @@ import type { TimedOpts } from '../link/deadline.js';
 import { physToFileOffset, type RamLayout } from './guest-ram.js';
 import type { RamFile } from './ram-file.js';
 import { HelperChannel } from '../link/helper-chan.js';
-import { badAddress, HelperTarget } from '../link/helper-target.js';
+import { badAddress, HelperTarget, type HelperTargetOptions } from '../link/helper-target.js';
 import { QemuVm, type LaunchOptions } from './vm.js';
 
 /** How to start a QemuTarget. */
-export interface QemuTargetOptions extends LaunchOptions {
+export interface QemuTargetOptions extends LaunchOptions, HelperTargetOptions {
   /** Refuse (UnsupportedError) unless the guest CPU enumerates PT (`--pt hardware`). Default false. */
   readonly requirePt?: boolean;
-  /** The module's NMI handler clears TraceEn at once (Linux style). Default false. */
-  readonly pmiClearsTraceEn?: boolean;
   /** Bound of the helper connection after boot. Default 30 s. */
   readonly helperTimeoutMs?: number;
 }
@@ -47,11 +45,11 @@ export class QemuTarget extends HelperTarget {
   private readonly accel: string;
 
   private constructor(
-    readonly vm: QemuVm, helper: HelperChannel, readonly moduleLoaded: boolean, config: QemuConfig, pmiClearsTraceEn: boolean,
+    readonly vm: QemuVm, helper: HelperChannel, readonly moduleLoaded: boolean, config: QemuConfig, o: HelperTargetOptions,
     /** Logical processors the guest has (at least 1). */
     readonly cpus: number,
   ) {
-    super(helper, pmiClearsTraceEn);
+    super(helper, o);
     this.accel = config.accel;
   }
 
@@ -97,7 +95,8 @@ export class QemuTarget extends HelperTarget {
       const timed: TimedOpts = { timeoutMs: opts.helperTimeoutMs ?? 30_000, ...(opts.signal === undefined ? {} : { signal: opts.signal }) };
       await helper.connect(timed);
       const { module, cpus } = await helper.info(timed);
-      t = new QemuTarget(vm, helper, module, config, opts.pmiClearsTraceEn ?? false, Math.max(1, cpus));
+      const o: HelperTargetOptions = { pmiClearsTraceEn: opts.pmiClearsTraceEn ?? false, allowMsr: opts.allowMsr ?? false };
+      t = new QemuTarget(vm, helper, module, config, o, Math.max(1, cpus));
       if (opts.requirePt === true) await t.requirePt(opts);
       return t;
     } catch (e) {

@@ -12,7 +12,7 @@ import { PACKET_NAMES, type CountRange } from './packets.js';
 import type { SeqPath, SeqSource } from './parse.js';
 import { checkSchema, STEP_KINDS, type StepKind } from './schema.js';
 import { checkTraceOrder, handlePmiStep, traceStep } from './check-trace.js';
-import { WRMSR_ALLOWLIST, WRMSR_ALLOWLIST_TEXT } from './msr-allowlist.js';
+import { WRMSR_ALLOWLIST, WRMSR_ALLOWLIST_TEXT } from '../link/msr-allowlist.js';
 import { SIM_RULES, type SeqTargetRules } from './target-rules.js';
 
 type Obj = Readonly<Record<string, unknown>>;
@@ -149,7 +149,7 @@ class Checker {
     return out;
   }
 
-  /** Refuses a WRMSR that reaches a real MSR outside the allowlist (msr-allowlist.ts), unless --allow-msr. */
+  /** Refuses a WRMSR that reaches a real MSR outside the allowlist (harness/link/msr-allowlist.ts), unless --allow-msr. */
   private allowed(at: SeqPath, msr: MsrRef): void {
     if (this.rules.allowMsr || !this.rules.realMsr(msr.address) || WRMSR_ALLOWLIST.has(msr.address)) return;
     throw new SeqFileError('msr-not-allowed', this.src.pos(at), `WRMSR ${msr.label} writes a real MSR on ${this.rules.label}, and it is not a PT or performance-monitoring MSR (${WRMSR_ALLOWLIST_TEXT}): give --allow-msr to write it`);

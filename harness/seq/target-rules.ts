@@ -1,6 +1,6 @@
 // What checking a sequence needs to know of the target it will run on (docs/formats/seq.md
 // "Targets"): whether the reference model is the PT unit (its truth exists: `flow: truth`), and
-// which MSR writes reach a real CPU (the allowlist of msr-allowlist.ts applies to those).
+// which MSR writes reach a real CPU (the allowlist of harness/link/msr-allowlist.ts applies to those).
 import { ownerOf } from '../hybrid/routing-target.js';
 import type { TargetReach } from '../runner/targets.js';
 

@@ -4,19 +4,17 @@
 // written through the helper (there is no shared RAM file on a remote machine).
 import type { Duplex } from 'node:stream';
 import { HelperChannel } from '../link/helper-chan.js';
-import { HelperTarget } from '../link/helper-target.js';
+import { HelperTarget, type HelperTargetOptions } from '../link/helper-target.js';
 import { SshClient, type SshConfig } from './ssh-client.js';
 
 /** How to reach the helper. */
-export interface SshTargetOptions extends SshConfig {
+export interface SshTargetOptions extends SshConfig, HelperTargetOptions {
   /** The name in `description` ("ssh:<label>"); the host by default. */
   readonly label?: string;
   /** The helper's command line on the remote machine. Default `ptlab-helper`. */
   readonly helperCommand?: string;
   /** `--pt hardware`: refuse (UnsupportedError) unless the CPU enumerates PT. Default false. */
   readonly requirePt?: boolean;
-  /** The module's NMI handler clears TraceEn at once. Default false. */
-  readonly pmiClearsTraceEn?: boolean;
   readonly signal?: AbortSignal;
   readonly timeoutMs?: number;
 }
@@ -25,8 +23,8 @@ export interface SshTargetOptions extends SshConfig {
 export class SshTarget extends HelperTarget {
   readonly description: string;
 
-  private constructor(readonly ssh: SshClient, helper: HelperChannel, label: string, pmiClearsTraceEn: boolean, readonly cpus: number) {
-    super(helper, pmiClearsTraceEn);
+  private constructor(readonly ssh: SshClient, helper: HelperChannel, label: string, o: HelperTargetOptions, readonly cpus: number) {
+    super(helper, o);
     this.description = `ssh:${label}`;
   }
 
@@ -40,7 +38,8 @@ export class SshTarget extends HelperTarget {
       helper = new HelperChannel(`ssh://${ssh.host} ${opts.helperCommand ?? 'ptlab-helper'}`, stream);
       await helper.connect(timed);
       const { cpus } = await helper.info(timed);
-      const t = new SshTarget(ssh, helper, opts.label ?? opts.host, opts.pmiClearsTraceEn ?? false, Math.max(1, cpus));
+      const o: HelperTargetOptions = { pmiClearsTraceEn: opts.pmiClearsTraceEn ?? false, allowMsr: opts.allowMsr ?? false };
+      const t = new SshTarget(ssh, helper, opts.label ?? opts.host, o, Math.max(1, cpus));
       if (opts.requirePt === true) await t.requirePt(timed);
       return t;
     } catch (e) {

@@ -48,7 +48,8 @@ describe.skipIf(env.skip)(`SSH to a TCG guest${env.skip ? ` (skipped: ${env.reas
 
   describe('SshTarget', () => {
     targetContract('ssh:tcg-guest', async () => ({
-      target: await SshTarget.connect({ ...cfg, label: 'tcg-guest' }),
+      // TCG_KNOBS' writable MSR (IA32_PKRS) is outside the PT allowlist; the target lets it through (allowMsr).
+      target: await SshTarget.connect({ ...cfg, label: 'tcg-guest', allowMsr: true }),
       knobs: TCG_KNOBS,
     }));
   });
