@@ -38,7 +38,9 @@ export async function openQemuSuite(reach: QemuReach, signal?: AbortSignal): Pro
   const config: QemuConfig = { accel: choice.accel, cpu: choice.cpu, smp: 1, memoryMiB: GUEST_MEMORY_MIB, kernel: found.image.kernel, initrd: found.image.initrd };
   let t: QemuTarget;
   try {
-    t = await QemuTarget.launch(config, { requirePt: reach.pt === 'hardware', timeoutMs: LAUNCH_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+    t = await QemuTarget.launch(config, {
+      requirePt: reach.pt === 'hardware', allowMsr: reach.allowMsr === true, timeoutMs: LAUNCH_TIMEOUT_MS, ...(signal ? { signal } : {}),
+    });
   } catch (e) {
     throwIfInterrupted(signal, e);
     if (e instanceof UnsupportedError) throw new TargetUnavailableError('qemu', `${where}: ${e.message}`, MODEL_HINT, { cause: e });

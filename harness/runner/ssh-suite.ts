@@ -39,7 +39,7 @@ export async function openSshSuite(reach: SshReach, signal?: AbortSignal): Promi
   try {
     t = await SshTarget.connect({
       host: reach.host, ...(reach.port === undefined ? {} : { port: reach.port }), username: reach.user ?? 'root',
-      privateKey, hostKey, requirePt: !model, timeoutMs: reach.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+      privateKey, hostKey, requirePt: !model, allowMsr: reach.allowMsr === true, timeoutMs: reach.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
       ...(reach.label === undefined ? {} : { label: reach.label }), ...(signal ? { signal } : {}),
     });
   } catch (e) {

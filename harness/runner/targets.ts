@@ -32,6 +32,8 @@ export interface QemuReach {
   readonly accel: AccelRequest;
   /** `--reclaim`: take the guest CPU back when someone else traces on it (claim.ts); with --pt hardware only. */
   readonly reclaim?: boolean;
+  /** `ptlab seq --allow-msr`: the guest's MSRs outside the PT allowlist may be written (harness/link/msr-allowlist.ts). */
+  readonly allowMsr?: boolean;
 }
 
 /** How to reach a lab machine (`--host`, `--port`, `--user`, `--key`, `--known-host`). */
@@ -57,6 +59,8 @@ export interface SshReach {
   readonly connectTimeoutMs?: number;
   /** `--reclaim`: take the machine's CPU back when someone else traces on it (claim.ts); with its own PT only. */
   readonly reclaim?: boolean;
+  /** `ptlab seq --allow-msr`: MSRs outside the PT allowlist may be written (harness/link/msr-allowlist.ts). */
+  readonly allowMsr?: boolean;
   /**
    * The CPUs the suite's lanes trace on, one each (`--cpus`, an inventory's `cpus:`). Default: the
    * online CPUs but CPU 0 (CPU 0 on a one-CPU machine): cpu-map.ts laneCpus.

@@ -60,9 +60,11 @@ function parseSeqArgs(argv: string[]): SeqRequest | 'help' {
   if (help) return 'help';
   const target = checkTarget(v.target ?? 'sim');
   // `ptlab run`'s connection options, but qemu defaults to --pt model: a sequence drives the PT unit by hand.
-  const reach = targetReachOf(target, { ...v, ...(target === 'qemu' && v.pt === undefined ? { pt: 'model' } : {}) });
   const allowMsr = v['allow-msr'] === true;
-  if (allowMsr && reach === undefined) throw new UsageError('--allow-msr does not apply to --target sim: every MSR there is the model\'s');
+  const asked = targetReachOf(target, { ...v, ...(target === 'qemu' && v.pt === undefined ? { pt: 'model' } : {}) });
+  if (allowMsr && asked === undefined) throw new UsageError('--allow-msr does not apply to --target sim: every MSR there is the model\'s');
+  // The target itself refuses the writes the allowlist leaves out, unless told (harness/link/msr-allowlist.ts).
+  const reach = asked === undefined || !allowMsr ? asked : { ...asked, allowMsr };
   const model = reach === undefined || (reach.kind === 'qemu' && reach.pt === 'model');
   if (v.cpu !== undefined && !model) throw new UsageError(`--cpu chooses a model profile; --target ${target}${target === 'qemu' ? ' --pt hardware' : ''} runs on the CPU's own PT (use --pt model for model profiles)`);
   if (positionals.length === 0) throw new UsageError('no sequence file given');
