@@ -52,6 +52,9 @@ export interface HelperTargetOptions {
   readonly allowMsr?: boolean;
 }
 
+/** How long a dispose may take for all its requests together (HelperTarget.releaseBuffers). */
+export const RELEASE_TIMEOUT_MS = 5000;
+
 /** A Target whose CPU is reached through the guest helper. */
 export abstract class HelperTarget implements Target {
   abstract readonly description: string;
@@ -305,18 +308,26 @@ export abstract class HelperTarget implements Target {
    * are waited for, then TraceEn=0 is written and read back on every CPU this target may have
    * left tracing, then each buffer is freed. When a CPU cannot be confirmed off, no buffer is freed
    * — PT may still write them — and what was left allocated is returned in words (undefined when
-   * everything went back).
+   * everything went back). All of it shares one deadline of `timeoutMs`: a machine that stopped
+   * answering costs that once, not once per buffer.
    */
-  protected async releaseBuffers(timeoutMs = 5000): Promise<string | undefined> {
+  protected async releaseBuffers(timeoutMs = RELEASE_TIMEOUT_MS): Promise<string | undefined> {
     this.stateNow = 'disposing';
-    await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    const end = Date.now() + timeoutMs;
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const within = (signal?: AbortSignal): { signal: AbortSignal } => ({ signal: signal ? AbortSignal.any([signal, deadline]) : deadline });
+    await untilAborted(Promise.allSettled([...this.inFlight]), deadline);
     const buffers = [...this.buffers.values()].map((b) => ({ region: { base: b.base, size: b.blockSize }, role: 'module buffer' }));
-    const timed = { timeoutMs };
     const raw = {
-      msrBatch: (cpu: number, ops: readonly MsrOp[]) => this.batchWatched(cpu, ops, timed),
-      phys: { free: async (r: PhysRegion) => { const b = this.buffers.get(r.base); if (b) await this.helper.free(b.id, timed); } },
+      msrBatch: (cpu: number, ops: readonly MsrOp[], o?: CallOpts) => this.batchWatched(cpu, ops, within(o?.signal)),
+      phys: {
+        free: async (r: PhysRegion, o?: CallOpts) => {
+          const b = this.buffers.get(r.base);
+          if (b) await this.helper.free(b.id, within(o?.signal));
+        },
+      },
     };
-    const t = await freeOrLeak(raw, buffers, this.watch.tracing(), timeoutMs);
+    const t = await freeOrLeak(raw, buffers, this.watch.tracing(), Math.max(1, end - Date.now()));
     this.buffers.clear();
     return t.leaked.length === 0 ? undefined : `${this.description}: left ${describeLeaks(t.leaked)} allocated in the module: ${t.why ?? ''}`;
   }
@@ -343,6 +354,16 @@ export abstract class HelperTarget implements Target {
   }
 
   abstract [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Resolves when `p` settles or `signal` fires, whichever comes first. */
+function untilAborted(p: Promise<unknown>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = (): void => { signal.removeEventListener('abort', done); resolve(); };
+    signal.addEventListener('abort', done, { once: true });
+    p.then(done, done);
+  });
 }
 
 export function badAddress(addr: bigint, length: number, where: string): PtError {

@@ -10,13 +10,19 @@ import { claimCpu } from './claim.js';
 import { CpuMapTarget } from './cpu-map.js';
 import type { RunCpu, SuiteTarget } from './suite-target.js';
 
+/** How long freeLeftovers may take for all its frees together. */
+export const LEFTOVERS_TIMEOUT_MS = 5000;
+
 /**
  * Frees the module buffers allocated since `before` was taken. Only where no PT unit can write
  * them any more: a `--pt model` run's buffers once its model is disposed (the guest has no PT).
+ * One deadline for all the frees: a guest that stopped answering costs it once, and the frees
+ * after it fail at once (the buffers stay the module's, reclaimed with the guest).
  */
-export async function freeLeftovers(t: HelperTarget, before: ReadonlySet<bigint>): Promise<void> {
+export async function freeLeftovers(t: HelperTarget, before: ReadonlySet<bigint>, timeoutMs = LEFTOVERS_TIMEOUT_MS): Promise<void> {
+  const signal = AbortSignal.timeout(timeoutMs);
   for (const b of t.moduleBuffers()) {
-    if (!before.has(b.base)) await t.phys.free({ base: b.base, size: b.blockSize }).catch(() => undefined);
+    if (!before.has(b.base)) await t.phys.free({ base: b.base, size: b.blockSize }, { signal }).catch(() => undefined);
   }
 }
 
