@@ -17,6 +17,9 @@ WORK=$OUT/work
 # Modules the guest loads (rcS); their modules.dep closure goes into the initramfs.
 GUEST_MODULES="virtio_pci virtio_console virtio_net virtio_rng msr cpuid button evdev"
 HOST_PKGS="qemu-system-x86 busybox-static cpio xz-utils gzip gcc make libc6-dev openssh-client dropbear-bin"
+# The module's parameters in the test guest (guest/kmod/ptlab.c allow_msr=): the tests write
+# IA32_TSC_AUX and IA32_PKRS, which a lab machine's module refuses.
+TEST_ALLOW_MSR="0xc0000103,0x6e1"
 
 log() { printf '[images] %s\n' "$*" >&2; }
 die() { printf '[images] error: %s\n' "$*" >&2; exit 1; }
@@ -226,15 +229,18 @@ if [ -f "$REPO/guest/helper/Makefile" ]; then
 fi
 
 # The ptlab kernel module from guest/kmod, built against the headers of KVER (docs/qemu.md §6:
-# ~2 s; it loads unsigned and only taints the kernel). rcS insmods it when present.
+# ~2 s; it loads unsigned and only taints the kernel), with the kernel's extra warnings and
+# kernel-doc checks (W=1): a warning fails the build. rcS insmods it when present.
 if [ -f "$REPO/guest/kmod/Makefile" ]; then
   log "building the guest kernel module"
   KDIR=/usr/src/linux-headers-$KVER
   [ -d "$KDIR" ] || die "$KDIR missing: linux-headers-$KVER did not install"
-  make -s -C "$REPO/guest/kmod" KVER="$KVER" KDIR="$KDIR" BUILD="$WORK/kmod" >/dev/null 2>"$WORK/kmod.log" \
+  make -s -C "$REPO/guest/kmod" KVER="$KVER" KDIR="$KDIR" BUILD="$WORK/kmod" W=1 >/dev/null 2>"$WORK/kmod.log" \
     || die "guest module build failed: $(tail -20 "$WORK/kmod.log")"
+  ! grep -q 'warning:' "$WORK/kmod.log" || die "the guest module builds with warnings: $(grep -A3 'warning:' "$WORK/kmod.log" | head -20)"
   mkdir -p "$ROOT/$MODDIR/extra"
   install -m 644 "$WORK/kmod/ptlab.ko" "$ROOT/$MODDIR/extra/ptlab.ko"
+  echo "$TEST_ALLOW_MSR" > "$ROOT/etc/ptlab-allow-msr"
 fi
 
 # --- 6. pack and publish -----------------------------------------------------------------------

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * kverbs.c - the helper verbs backed by the ptlab module (guest/kmod/ptlab_uapi.h): MSR batches,
- * buffers (alloc/free/read/write/fill/sha256), XSAVES/XRSTORS and the ToPA PMI event stream.
+ * buffers (alloc/free/read/write/fill/sha256), XSAVES/XRSTORS, the ToPA PMI (arming, the task its
+ * top half freezes, the event stream) and the module's state.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +22,6 @@
 #define CHUNK		(1u << 20)
 
 int pmi_streaming;
-int msr_access(uint64_t cpu, uint32_t msr, uint64_t *val, int write);
 
 /** need_module - answer nodev when /dev/ptlab is absent; Return: 1 if the module is there */
 static int need_module(const char *id)
@@ -395,22 +398,211 @@ void do_xsave(const char *id, char **f, int nf, int restore)
 	free(area);
 }
 
-void do_pmi(const char *id, char **f, int nf)
-{
-	struct ptlab_pmi_config c = { 0 };
-	uint64_t flags;
+/* The CPUs this helper's file armed (the module disarms them all at the file's release). */
+static unsigned char armed[CPU_SETSIZE];
 
-	if (nf != 3 || parse_u64(f[2], &flags) || flags > 0xffffffffu) {
-		respond_err(id, "inval", "usage: pmi <flags: bit 0 claim, bit 1 clear TraceEn>");
+/** module_open - open the module's file, once per helper or per reopen (-1 when not loaded) */
+void module_open(void)
+{
+	ptlab_fd = open(PTLAB_DEVICE, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	memset(armed, 0, sizeof(armed));
+}
+
+/** pmi_task_of - make @pid the task the top half of @cpu freezes, when this helper armed @cpu */
+void pmi_task_of(uint64_t cpu, pid_t pid)
+{
+	struct ptlab_pmi_task t = { .cpu = (uint32_t)cpu, .pid = pid };
+
+	if (ptlab_fd >= 0 && cpu < CPU_SETSIZE && armed[cpu])
+		ioctl(ptlab_fd, PTLAB_IOC_PMI_TASK, &t);
+}
+
+/** parse_cpu - a CPU number the helper can pin to; Return: 0, or -1 */
+static int parse_cpu(const char *s, uint64_t *cpu)
+{
+	return parse_u64(s, cpu) || *cpu >= CPU_SETSIZE ? -1 : 0;
+}
+
+/**
+ * do_arm - "arm <cpu> <flags>": the module claims the CPU's ToPA PMIs for this helper's file;
+ * the workload running there becomes the task its top half freezes, and the helper moves off it
+ */
+void do_arm(const char *id, char **f, int nf)
+{
+	struct ptlab_pmi_arm a = { 0 };
+	uint64_t cpu, flags;
+	pid_t pid;
+
+	if (nf != 4 || parse_cpu(f[2], &cpu) || parse_u64(f[3], &flags) || flags > 0xffffffffu) {
+		respond_err(id, "inval", "usage: arm <cpu> <flags: bit 1 clear TraceEn, bit 2 freeze>");
 		return;
 	}
 	if (!need_module(id))
 		return;
-	c.flags = (uint32_t)flags;
-	if (ioctl(ptlab_fd, PTLAB_IOC_PMI_CONFIG, &c))
+	a.cpu = (uint32_t)cpu;
+	a.flags = (uint32_t)flags;
+	if (ioctl(ptlab_fd, PTLAB_IOC_PMI_ARM, &a)) {
+		respond_errno(id, errno);
+		return;
+	}
+	armed[cpu] = 1;
+	avoid_cpu(cpu);
+	pid = run_pid_on(cpu);
+	if (pid > 0)
+		pmi_task_of(cpu, pid);
+	respond_ok(id);
+}
+
+void do_disarm(const char *id, char **f, int nf)
+{
+	uint64_t cpu;
+	uint32_t c;
+
+	if (nf != 3 || parse_cpu(f[2], &cpu)) {
+		respond_err(id, "inval", "usage: disarm <cpu>");
+		return;
+	}
+	if (!need_module(id))
+		return;
+	c = (uint32_t)cpu;
+	if (ioctl(ptlab_fd, PTLAB_IOC_PMI_DISARM, &c)) {
+		respond_errno(id, errno);
+		return;
+	}
+	armed[cpu] = 0;
+	respond_ok(id);
+}
+
+void do_task(const char *id, char **f, int nf)
+{
+	struct ptlab_pmi_task t = { 0 };
+	uint64_t cpu, pid;
+
+	if (nf != 4 || parse_cpu(f[2], &cpu) || parse_u64(f[3], &pid) || pid > 0x7fffffff) {
+		respond_err(id, "inval", "usage: task <cpu> <pid, 0 for none>");
+		return;
+	}
+	if (!need_module(id))
+		return;
+	t.cpu = (uint32_t)cpu;
+	t.pid = (int32_t)pid;
+	if (ioctl(ptlab_fd, PTLAB_IOC_PMI_TASK, &t))
 		respond_errno(id, errno);
 	else
 		respond_ok(id);
+}
+
+/** out_cpus - " <key>=<list>": the CPUs of a kstate bitmap as "0,2-3", or "-" */
+static void out_cpus(struct out *o, const char *key, const __u64 *words, uint32_t n)
+{
+	char tmp[32];
+	int first = 1;
+
+	out_str(o, " ");
+	out_str(o, key);
+	out_str(o, "=");
+	for (uint32_t c = 0; c < n && c < PTLAB_KSTATE_CPUS; c++) {
+		uint32_t end = c;
+
+		if (!(words[c / 64] >> (c % 64) & 1))
+			continue;
+		while (end + 1 < n && end + 1 < PTLAB_KSTATE_CPUS && (words[(end + 1) / 64] >> ((end + 1) % 64) & 1))
+			end++;
+		snprintf(tmp, sizeof(tmp), end > c ? "%s%u-%u" : "%s%u", first ? "" : ",", c, end);
+		out_str(o, tmp);
+		first = 0;
+		c = end;
+	}
+	if (first)
+		out_str(o, "-");
+}
+
+/** out_kv - " <key>=0x<value>" */
+static void out_kv(struct out *o, const char *key, uint64_t v)
+{
+	char tmp[64];
+
+	snprintf(tmp, sizeof(tmp), " %s=0x%llx", key, (unsigned long long)v);
+	out_str(o, tmp);
+}
+
+/** kstate_line - the module's state as " key=value" fields; Return: 0 or an errno value */
+int kstate_line(struct out *o)
+{
+	struct ptlab_kstate k;
+
+	if (ioctl(ptlab_fd, PTLAB_IOC_KSTATE, &k))
+		return errno;
+	out_kv(o, "abi", k.abi);
+	out_kv(o, "files", k.files);
+	out_kv(o, "buffers", k.buffers);
+	out_kv(o, "bytes", k.bytes);
+	out_kv(o, "orphans", k.orphans);
+	out_kv(o, "orphan_bytes", k.orphan_bytes);
+	out_kv(o, "mine_buffers", k.mine_buffers);
+	out_kv(o, "mine_bytes", k.mine_bytes);
+	out_kv(o, "lockdown", k.lockdown);
+	out_kv(o, "nr_cpus", k.nr_cpus);
+	out_cpus(o, "armed", k.armed, k.nr_cpus);
+	out_cpus(o, "armed_mine", k.armed_mine, k.nr_cpus);
+	out_cpus(o, "owned", k.owned, k.nr_cpus);
+	out_cpus(o, "owned_mine", k.owned_mine, k.nr_cpus);
+	out_cpus(o, "taken", k.taken, k.nr_cpus);
+	return 0;
+}
+
+void do_kstate(const char *id, char **f, int nf)
+{
+	struct out o = { 0 };
+	int err;
+
+	(void)f;
+	if (nf != 2) {
+		respond_err(id, "inval", "usage: kstate");
+		return;
+	}
+	if (!need_module(id))
+		return;
+	out_str(&o, " ok");
+	err = kstate_line(&o);
+	if (err)
+		respond_errno(id, err);
+	else
+		respond(id, &o);
+	free(o.buf);
+}
+
+/** do_close - close the module's file: its release stops PT on its CPUs and frees its buffers */
+void do_close(const char *id, char **f, int nf)
+{
+	(void)f;
+	(void)nf;
+	if (ptlab_fd >= 0)
+		close(ptlab_fd);
+	ptlab_fd = -1;
+	pmi_streaming = 0;
+	memset(armed, 0, sizeof(armed));
+	respond_ok(id);
+}
+
+/** do_reopen - close the module's file if open, and open it again */
+void do_reopen(const char *id, char **f, int nf)
+{
+	struct out o = { 0 };
+
+	(void)f;
+	(void)nf;
+	if (ptlab_fd >= 0)
+		close(ptlab_fd);
+	pmi_streaming = 0;
+	module_open();
+	if (ptlab_fd < 0) {
+		respond_errno(id, errno == ENOENT ? ENODEV : errno);
+		return;
+	}
+	out_str(&o, " ok");
+	respond(id, &o);
+	free(o.buf);
 }
 
 /** cpu_ioctl - an ioctl whose argument is a CPU number */

@@ -4,6 +4,7 @@
 #define PTLAB_PROTO_H
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* A growable output line. */
 struct out {
@@ -41,7 +42,19 @@ void do_bufwrite(const char *id, char **f, int nf);
 void do_buffill(const char *id, char **f, int nf);
 void do_hash(const char *id, char **f, int nf);
 void do_xsave(const char *id, char **f, int nf, int restore);
-void do_pmi(const char *id, char **f, int nf);
+void do_arm(const char *id, char **f, int nf);
+void do_disarm(const char *id, char **f, int nf);
+void do_task(const char *id, char **f, int nf);
+void do_kstate(const char *id, char **f, int nf);
+void do_close(const char *id, char **f, int nf);
+void do_reopen(const char *id, char **f, int nf);
+void do_state(const char *id, char **f, int nf, int allow_exec);
+void module_open(void);
+/* Registers @pid as the task the top half of @cpu freezes, when this helper armed @cpu. */
+void pmi_task_of(uint64_t cpu, pid_t pid);
+/* The module's PTLAB_IOC_KSTATE as " key=value" fields; Return: 0 or an errno value. */
+int kstate_line(struct out *o);
+int msr_access(uint64_t cpu, uint32_t msr, uint64_t *val, int write);
 void do_unmask(const char *id, char **f, int nf);
 void do_pmitest(const char *id, char **f, int nf);
 void do_events(const char *id, char **f, int nf);
@@ -50,5 +63,10 @@ extern int pmi_streaming;
 void do_put(const char *id, char **f, int nf);
 void do_run(const char *id, char **f, int nf);
 void do_kill(const char *id, char **f, int nf);
+void do_cont(const char *id, char **f, int nf);
 void run_reap(void);
+/* The workload running (or held) on @cpu, or 0. */
+pid_t run_pid_on(uint64_t cpu);
+/* Keeps the helper itself off @cpu from now on (unless it is the only CPU it may use). */
+void avoid_cpu(uint64_t cpu);
 #endif

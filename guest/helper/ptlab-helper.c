@@ -2,8 +2,11 @@
 /*
  * ptlab-helper - the guest end of ptlab's line protocol (docs/design.md "Guest side").
  *
- * Serves requests on a virtio-serial port given as argv[1] (persistent, low latency), or on
- * stdin/stdout when started without arguments (e.g. over SSH). Same protocol either way.
+ * Serves requests on a virtio-serial port given as its argument (persistent, low latency), or on
+ * stdin/stdout when started without one (e.g. over SSH). Same protocol either way.
+ * `ptlab-helper [--allow-exec] [port]`: without --allow-exec the exec verb answers perm (only the
+ * test guest's image starts the helper with it: a line protocol that runs shell commands as root
+ * is not something a lab machine should expose).
  *
  * Protocol: one request per line, one response line per request, in order.
  *   request:  <id> <verb> [args...]            (fields separated by single spaces)
@@ -26,22 +29,35 @@
  *   hash <id> [<off> <len>]    -> ok <sha256 hex>
  *   xsaves <cpu> <rfbm>        -> ok <hex area>
  *   xrstors <cpu> <rfbm> <hex> -> ok
- *   pmi <flags>                -> ok    (bit 0 claim ToPA PMIs, bit 1 clear TraceEn in the handler)
+ *   arm <cpu> <flags>          -> ok    claim ToPA PMIs on <cpu> (flags: bit 1 clear TraceEn in
+ *                                       the handler, bit 2 freeze the CPU's workload); the helper
+ *                                       then keeps off <cpu>
+ *   disarm <cpu>               -> ok
+ *   task <cpu> <pid>           -> ok    the workload the top half of <cpu> freezes (0: none);
+ *                                       run and arm set it themselves
  *   unmask <cpu>               -> ok    (LVT performance-monitor entry = NMI, unmasked)
  *   pmitest <cpu>              -> ok    (a synthetic event, to test the event path)
  *   events on|off              -> ok    then "* pmi <cpu> <flags> <seq> <gs> <ctl> <status> <tsc>"
+ *   kstate                     -> ok <key>=<value>...  (the module's PTLAB_IOC_KSTATE)
+ *   close / reopen             -> ok    close the module's file (its release: PT stopped, buffers
+ *                                       freed) / close it if open and open it again
+ *   state                      -> ok <hex of "key=value" lines>: the facts `ptlab doctor` checks
  *   put <path> <hex>           -> ok    (writes a file)
  *   run <cpu> <path>@<base> <entry> -> ok <pid>, later "* exit <pid> <status>"
+ *   cont <pid>                 -> ok    SIGCONT: a workload the top half froze runs on
  *   kill <pid>                 -> ok
  *   exec <hex of a sh -c command line>
- *                              -> ok <status> <hex stdout> <hex stderr>
+ *                              -> ok <status> <hex stdout> <hex stderr>   (needs --allow-exec)
  *      status: exit code, or 0x100 + signal number when killed by a signal; "-" for empty output.
  * MSRs, CPUID, buffers, XSAVES and PMIs go through the ptlab module (/dev/ptlab: guest/kmod);
  * without it, cpuid/rdmsr/wrmsr/msrs fall back to /dev/cpu/N/{cpuid,msr} and the rest answer
  * nodev. Error codes: gp (the CPU raised #GP), nodev (no such CPU, or the module/driver is not
  * loaded), unsupported (the CPU does not enumerate the feature), nomem (no contiguous memory or
- * a module limit), noent (no such buffer or file), inval (malformed request), unknown (unknown
- * verb), io (any other errno; the message names it).
+ * a module limit), noent (no such buffer, file or process), inval (malformed request, or the
+ * module's reach check), perm (the module's or the helper's policy: an MSR outside the
+ * allowlist, lockdown, exec without --allow-exec), busy (another file holds the CPU or buffer,
+ * or a tracing CPU reaches the buffer), unknown (unknown verb), io (any other errno; the
+ * message names it).
  */
 #include <errno.h>
 #include <sys/ioctl.h>
@@ -61,7 +77,6 @@
 #include "proto.h"
 
 static int unhex(const char *s, char **out);
-int msr_access(uint64_t cpu, uint32_t msr, uint64_t *val, int write);
 #include "ptlab_uapi.h"
 
 #define LINE_MAX_BYTES	(1 << 20)
@@ -70,6 +85,7 @@ int msr_access(uint64_t cpu, uint32_t msr, uint64_t *val, int write);
 
 static int in_fd = 0, out_fd = 1;
 static int from_port;
+static int allow_exec;
 int ptlab_fd = -1;
 static int sigchld_pipe[2] = { -1, -1 };
 
@@ -196,6 +212,13 @@ const char *errno_code(int err)
 		return "nomem";
 	case EINVAL:
 		return "inval";
+	case EPERM:
+	case EACCES:
+		return "perm";
+	case EBUSY:
+		return "busy";
+	case ESRCH:
+		return "noent";
 	default:
 		return "io";
 	}
@@ -410,6 +433,10 @@ static void do_exec(const char *id, char **f, int nf)
 	char *cmd;
 	pid_t pid;
 
+	if (!allow_exec) {
+		respond_err(id, "perm", "exec is off: the helper was started without --allow-exec");
+		return;
+	}
 	if (nf != 3 || unhex(f[2], &cmd)) {
 		respond_err(id, "inval", "usage: exec <hex of a shell command line>");
 		return;
@@ -528,8 +555,20 @@ static void handle_line(char *line)
 		do_xsave(f[0], f, nf, 0);
 	} else if (!strcmp(f[1], "xrstors")) {
 		do_xsave(f[0], f, nf, 1);
-	} else if (!strcmp(f[1], "pmi")) {
-		do_pmi(f[0], f, nf);
+	} else if (!strcmp(f[1], "arm")) {
+		do_arm(f[0], f, nf);
+	} else if (!strcmp(f[1], "disarm")) {
+		do_disarm(f[0], f, nf);
+	} else if (!strcmp(f[1], "task")) {
+		do_task(f[0], f, nf);
+	} else if (!strcmp(f[1], "kstate")) {
+		do_kstate(f[0], f, nf);
+	} else if (!strcmp(f[1], "close")) {
+		do_close(f[0], f, nf);
+	} else if (!strcmp(f[1], "reopen")) {
+		do_reopen(f[0], f, nf);
+	} else if (!strcmp(f[1], "state")) {
+		do_state(f[0], f, nf, allow_exec);
 	} else if (!strcmp(f[1], "unmask")) {
 		do_unmask(f[0], f, nf);
 	} else if (!strcmp(f[1], "pmitest")) {
@@ -542,6 +581,8 @@ static void handle_line(char *line)
 		do_run(f[0], f, nf);
 	} else if (!strcmp(f[1], "kill")) {
 		do_kill(f[0], f, nf);
+	} else if (!strcmp(f[1], "cont")) {
+		do_cont(f[0], f, nf);
 	} else {
 		respond_err(f[0], "unknown", f[1]);
 	}
@@ -596,17 +637,29 @@ int main(int argc, char **argv)
 	size_t len = 0;
 	struct sigaction sa = { 0 };
 
+	const char *port = NULL;
+
 	signal(SIGPIPE, SIG_IGN);
-	if (argc > 1) {
-		in_fd = open(argv[1], O_RDWR | O_CLOEXEC);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--allow-exec"))
+			allow_exec = 1;
+		else if (!port && argv[i][0] != '-')
+			port = argv[i];
+		else {
+			fprintf(stderr, "usage: ptlab-helper [--allow-exec] [port]\n");
+			return 2;
+		}
+	}
+	if (port) {
+		in_fd = open(port, O_RDWR | O_CLOEXEC);
 		if (in_fd < 0) {
-			fprintf(stderr, "ptlab-helper: %s: %s\n", argv[1], strerror(errno));
+			fprintf(stderr, "ptlab-helper: %s: %s\n", port, strerror(errno));
 			return 1;
 		}
 		out_fd = in_fd;
 		from_port = 1;
 	}
-	ptlab_fd = open(PTLAB_DEVICE, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	module_open();
 	if (pipe(sigchld_pipe) == 0) {
 		fcntl(sigchld_pipe[0], F_SETFL, O_NONBLOCK);
 		fcntl(sigchld_pipe[1], F_SETFL, O_NONBLOCK);

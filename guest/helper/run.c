@@ -9,9 +9,11 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,7 +23,46 @@
 #define MAX_RUNS	16
 #define IMAGE_MAX	(64u << 20)
 
-static pid_t runs[MAX_RUNS];
+/** struct run - a workload child: its pid (0: a free slot) and CPU */
+struct run {
+	pid_t pid;
+	uint64_t cpu;
+};
+
+static struct run runs[MAX_RUNS];
+static cpu_set_t avoided;
+
+void avoid_cpu(uint64_t cpu)
+{
+	cpu_set_t set;
+
+	if (cpu >= CPU_SETSIZE)
+		return;
+	CPU_SET((int)cpu, &avoided);
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return;
+	CPU_CLR((int)cpu, &set);
+	/* The only CPU left: a one-CPU machine; the helper cannot keep off it. */
+	if (CPU_COUNT(&set) > 0)
+		sched_setaffinity(0, sizeof(set), &set);
+}
+
+pid_t run_pid_on(uint64_t cpu)
+{
+	for (int i = 0; i < MAX_RUNS; i++)
+		if (runs[i].pid && runs[i].cpu == cpu)
+			return runs[i].pid;
+	return 0;
+}
+
+/** find_run - the workload @pid, or NULL */
+static struct run *find_run(uint64_t pid)
+{
+	for (int i = 0; i < MAX_RUNS; i++)
+		if (runs[i].pid && (uint64_t)runs[i].pid == pid)
+			return &runs[i];
+	return NULL;
+}
 
 /** read_file - the whole file at @path into a malloc'd buffer; Return: 0 or an errno value */
 static int read_file(const char *path, unsigned char **data, size_t *len)
@@ -97,6 +138,25 @@ void do_put(const char *id, char **f, int nf)
 }
 
 /**
+ * child_fds - in the child: nothing of the helper's stays open. Its /dev/ptlab file would hold
+ * the module's release back for as long as the workload lives (fork keeps O_CLOEXEC files), and
+ * its stdin/stdout may be the SSH channel. 0-2 become /dev/null.
+ */
+static void child_fds(void)
+{
+	int null = open("/dev/null", O_RDWR);
+
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+	}
+	if (close_range(3, ~0u, 0))
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+}
+
+/**
  * run_child - in the child: pin to @cpu, map the image at @base (MAP_FIXED_NOREPLACE: never over
  * the helper's own mappings), make it executable and jump to @entry. Exit codes 120-126 are the
  * helper's: 126 pinning failed, 125 the mapping failed.
@@ -108,6 +168,8 @@ static void __attribute__((noreturn)) run_child(uint64_t cpu, const unsigned cha
 	uint64_t start = base & ~4095ull, size = (base - start + len + 4095) & ~4095ull;
 	void *p;
 
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	child_fds();
 	CPU_ZERO(&set);
 	CPU_SET((int)cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
@@ -140,7 +202,7 @@ void do_run(const char *id, char **f, int nf)
 		return;
 	}
 	*at = '\0';
-	for (slot = 0; slot < MAX_RUNS && runs[slot]; slot++)
+	for (slot = 0; slot < MAX_RUNS && runs[slot].pid; slot++)
 		;
 	if (slot == MAX_RUNS) {
 		respond_err(id, "nomem", "too many workloads running");
@@ -156,6 +218,7 @@ void do_run(const char *id, char **f, int nf)
 		respond_err(id, "inval", "the entry point lies outside the image");
 		return;
 	}
+	avoid_cpu(cpu);
 	pid = fork();
 	if (pid == 0)
 		run_child(cpu, img, len, base, entry);
@@ -164,11 +227,31 @@ void do_run(const char *id, char **f, int nf)
 		respond_err(id, "io", strerror(errno));
 		return;
 	}
-	runs[slot] = pid;
+	runs[slot] = (struct run){ .pid = pid, .cpu = cpu };
+	pmi_task_of(cpu, pid);
 	out_str(&o, " ok");
 	out_hex64(&o, (uint64_t)pid);
 	respond(id, &o);
 	free(o.buf);
+}
+
+/** do_cont - "cont <pid>": SIGCONT to a workload (the top half froze it with SIGSTOP) */
+void do_cont(const char *id, char **f, int nf)
+{
+	struct run *r;
+	uint64_t pid;
+
+	if (nf != 3 || parse_u64(f[2], &pid)) {
+		respond_err(id, "inval", "usage: cont <pid>");
+		return;
+	}
+	r = find_run(pid);
+	if (!r) {
+		respond_err(id, "noent", "no such workload");
+		return;
+	}
+	kill(r->pid, SIGCONT);
+	respond_ok(id);
 }
 
 void do_kill(const char *id, char **f, int nf)
@@ -179,14 +262,12 @@ void do_kill(const char *id, char **f, int nf)
 		respond_err(id, "inval", "usage: kill <pid>");
 		return;
 	}
-	for (int i = 0; i < MAX_RUNS; i++) {
-		if (runs[i] && (uint64_t)runs[i] == pid) {
-			kill(runs[i], SIGKILL);
-			respond_ok(id);
-			return;
-		}
+	if (!find_run(pid)) {
+		respond_err(id, "noent", "no such workload");
+		return;
 	}
-	respond_err(id, "noent", "no such workload");
+	kill((pid_t)pid, SIGKILL);
+	respond_ok(id);
 }
 
 /** run_reap - report each finished workload: "* exit <pid> <status>" (0x100 + signal if killed) */
@@ -196,13 +277,13 @@ void run_reap(void)
 		int status;
 		struct out o = { 0 };
 
-		if (!runs[i] || waitpid(runs[i], &status, WNOHANG) != runs[i])
+		if (!runs[i].pid || waitpid(runs[i].pid, &status, WNOHANG) != runs[i].pid)
 			continue;
 		out_str(&o, " exit");
-		out_hex64(&o, (uint64_t)runs[i]);
+		out_hex64(&o, (uint64_t)runs[i].pid);
 		out_hex64(&o, WIFEXITED(status) ? (uint64_t)WEXITSTATUS(status) : 0x100u + (uint64_t)WTERMSIG(status));
 		emit_event(&o);
 		free(o.buf);
-		runs[i] = 0;
+		runs[i].pid = 0;
 	}
 }

@@ -73,7 +73,7 @@ export class StateError extends PtError {
 }
 
 /** The guest helper's error codes (guest/helper/ptlab-helper.c). */
-export type HelperErrorCode = 'gp' | 'nodev' | 'unsupported' | 'nomem' | 'noent' | 'inval' | 'unknown' | 'io';
+export type HelperErrorCode = 'gp' | 'nodev' | 'unsupported' | 'nomem' | 'noent' | 'inval' | 'perm' | 'busy' | 'unknown' | 'io';
 
 /** The guest helper answered `err` (other than a #GP, which is a GeneralProtectionError). */
 export class HelperError extends PtError {

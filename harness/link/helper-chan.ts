@@ -7,6 +7,7 @@ import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import { GeneralProtectionError } from '../../driver/hw/cpu-fault.js';
 import { sleep, withDeadline, type TimedOpts } from './deadline.js';
 import { HelperError, StateError, TargetError } from './errors.js';
+import { fieldsOf, parseKstate, type ModuleState } from './kstate.js';
 import { AsyncQueue, awaitReply, type PendingReply } from './queue.js';
 import { connectUnix, isNotListening, LineSplitter } from './socket.js';
 
@@ -35,6 +36,14 @@ export interface HelperEvent {
 
 /** One op of `msrs`; the helper's reply per executed op is the value or "gp". */
 export type HelperMsrOp = { readonly op: 'rdmsr'; readonly msr: number } | { readonly op: 'wrmsr'; readonly msr: number; readonly value: bigint };
+
+/** How the module's top half treats a ToPA PMI on an armed CPU (guest/kmod/ptlab_uapi.h PTLAB_PMI_*). */
+export interface PmiArming {
+  /** Clear IA32_RTIT_CTL.TraceEn in the NMI handler. */
+  readonly clearTraceEn: boolean;
+  /** SIGSTOP the CPU's workload before the host hears of the PMI (it runs on at `cont`). */
+  readonly freeze: boolean;
+}
 
 /** A result of `msrBatch`: a value, or the #GP that ended the batch. */
 export type HelperMsrResult = { readonly ok: true; readonly value: bigint } | { readonly ok: false };
@@ -212,9 +221,22 @@ export class HelperChannel implements AsyncDisposable {
     await this.request('xrstors', [dec(cpu), `0x${rfbm.toString(16)}`, area.length === 0 ? '-' : Buffer.from(area).toString('hex')], opts);
   }
 
-  /** What the module's NMI handler does: claim ToPA PMIs, and clear TraceEn at once. */
-  async pmiConfig(claim: boolean, clearTraceEn: boolean, opts: TimedOpts = {}): Promise<void> {
-    await this.request('pmi', [hex((claim ? 1 : 0) | (clearTraceEn ? 2 : 0))], opts);
+  /**
+   * The module claims the ToPA PMIs of `cpu` for this helper's file (refused, `busy`, where someone
+   * else traces or another file armed it); the helper keeps itself off `cpu` from then on.
+   */
+  async pmiArm(cpu: number, how: PmiArming, opts: TimedOpts = {}): Promise<void> {
+    await this.request('arm', [dec(cpu), hex((how.clearTraceEn ? 2 : 0) | (how.freeze ? 4 : 0))], opts);
+  }
+
+  /** The module stops claiming the PMIs of `cpu`; a workload its top half froze runs on. */
+  async pmiDisarm(cpu: number, opts: TimedOpts = {}): Promise<void> {
+    await this.request('disarm', [dec(cpu)], opts);
+  }
+
+  /** The task the top half of `cpu` freezes (0: none); `run` and `pmiArm` set the CPU's workload themselves. */
+  async pmiTask(cpu: number, pid: number, opts: TimedOpts = {}): Promise<void> {
+    await this.request('task', [dec(cpu), dec(pid)], opts);
   }
 
   /** Unmasks the LVT performance-monitor entry on `cpu` (delivery mode NMI). */
@@ -239,13 +261,40 @@ export class HelperChannel implements AsyncDisposable {
 
   /** Starts the image at `path` loaded at `base`, pinned to `cpu`; its end is an "exit" event. Returns the pid. */
   async run(cpu: number, path: string, base: bigint, entry: bigint, opts: TimedOpts = {}): Promise<number> {
-    const [pid] = await this.request('run', [dec(cpu), `${path}@0x${base.toString(16)}`, `0x${entry.toString(16)}`], opts);
+    const [pid] = await this.request('run', runArgs(cpu, path, base, entry), opts);
     return Number(BigInt(pid!));
+  }
+
+  /** SIGCONT to a workload (the module's top half froze it at a PMI). */
+  async cont(pid: number, opts: TimedOpts = {}): Promise<void> {
+    await this.request('cont', [dec(pid)], opts);
   }
 
   /** Kills a workload started by `run`. */
   async kill(pid: number, opts: TimedOpts = {}): Promise<void> {
     await this.request('kill', [dec(pid)], opts);
+  }
+
+  /** The module's state: buffers, armed and programmed CPUs, orphans, its interface version. */
+  async kstate(opts: TimedOpts = {}): Promise<ModuleState> {
+    return parseKstate(await this.request('kstate', [], opts));
+  }
+
+  /** Closes the helper's file of the module (its release: PT stopped, buffers freed, CPUs disarmed). */
+  async closeModule(opts: TimedOpts = {}): Promise<void> {
+    await this.request('close', [], opts);
+  }
+
+  /** Closes the helper's file of the module if open, and opens it again. */
+  async reopen(opts: TimedOpts = {}): Promise<void> {
+    await this.request('reopen', [], opts);
+  }
+
+  /** The machine's facts for `ptlab doctor` (the `state` verb: guest/helper/state.c), by key. */
+  async facts(opts: TimedOpts = {}): Promise<ReadonlyMap<string, string>> {
+    const [text] = await this.request('state', [], opts);
+    const lines = new TextDecoder().decode(unhex(text!)).split('\n').filter((l) => l !== '');
+    return fieldsOf(lines);
   }
 
   /** A queue of the helper's unsolicited events from now on; dispose it to unsubscribe. */
@@ -331,6 +380,10 @@ export class HelperChannel implements AsyncDisposable {
     for (const q of this.listeners) q.close(new TargetError('helper-command', 'closed', `guest helper closed: ${reason.message}`));
     this.listeners.clear();
   }
+}
+
+function runArgs(cpu: number, path: string, base: bigint, entry: bigint): string[] {
+  return [dec(cpu), `${path}@0x${base.toString(16)}`, `0x${entry.toString(16)}`];
 }
 
 function hex(n: number): string {

@@ -3,12 +3,15 @@
 // handler: guest/kmod/ptlab.c) and one "exit" (or "fault" when a signal ended it).
 import { PtError } from '../../driver/base/errors.js';
 import type { CallOpts, Execution, Placement, StartOpts, TargetEvent, Workload } from '../../driver/target.js';
+import { HelperError } from './errors.js';
 import type { HelperChannel, HelperEvent } from './helper-chan.js';
+import { within } from './deadline.js';
 import { AsyncQueue } from './queue.js';
 
 /** PMI event flags (guest/kmod/ptlab_uapi.h PTLAB_EV_*). */
 const EV_ACKED = 1n;
 const EV_TRACEEN_CLEARED = 2n;
+const EV_FROZEN = 8n;
 
 /** Exit statuses the helper's child uses for its own failures (guest/helper/run.c). */
 const CHILD_FAILURES: Readonly<Record<number, string>> = {
@@ -28,32 +31,66 @@ export function pmiEventOf(fields: readonly string[]): TargetEvent & { kind: 'pm
     status: status!,
     acked: (flags! & EV_ACKED) !== 0n,
     traceEnCleared: (flags! & EV_TRACEEN_CLEARED) !== 0n,
-    // The module's NMI handler does not hold the traced task: it runs on while the host handles.
-    frozen: false,
+    // The module's top half sent the CPU's workload SIGSTOP before it woke the helper.
+    frozen: (flags! & EV_FROZEN) !== 0n,
   };
 }
 
 /** One workload run by the guest helper. */
 export class HelperExecution implements Execution {
   private readonly queue = new AsyncQueue<TargetEvent>();
-  private pid: number | undefined;
+  private pidNow: number | undefined;
   private finished = false;
-  readonly events: AsyncIterable<TargetEvent> = { [Symbol.asyncIterator]: () => this.queue[Symbol.asyncIterator]() };
+  /** The last event handed to the driver was a frozen PMI: the workload waits for `cont`. */
+  private frozenOut = false;
+  private ran: Promise<void> = Promise.resolve();
+
+  readonly events: AsyncIterable<TargetEvent> = {
+    [Symbol.asyncIterator]: () => {
+      const it = this.queue[Symbol.asyncIterator]();
+      return {
+        next: async () => {
+          await this.thaw();
+          const r = await it.next();
+          if (!r.done && r.value.kind === 'pmi' && r.value.frozen === true) this.frozenOut = true;
+          return r;
+        },
+        return: async (v?: unknown) => (it.return ? it.return(v) : { done: true as const, value: undefined }),
+      };
+    },
+  };
 
   private constructor(private readonly helper: HelperChannel, private readonly cpu: number, private readonly onDone: () => void) {}
 
   /** Copies the image to `path` in the guest and starts it pinned to `cpu`. */
   static start(helper: HelperChannel, workload: Workload, cpu: number, path: string, opts: StartOpts | undefined, onDone: () => void): HelperExecution {
     const x = new HelperExecution(helper, cpu, onDone);
-    void x.run(workload, path, opts);
+    x.ran = x.run(workload, path, opts);
     return x;
+  }
+
+  /** The workload's process in the guest, once the helper started it. */
+  get pid(): number | undefined {
+    return this.pidNow;
+  }
+
+  /** Before the driver waits for the next event after a frozen PMI: the workload runs on. */
+  private async thaw(): Promise<void> {
+    if (!this.frozenOut) return;
+    this.frozenOut = false;
+    if (this.finished || this.pidNow === undefined) return;
+    await this.helper.cont(this.pidNow).catch((e: unknown) => {
+      // It ended meanwhile: its exit event is on its way.
+      if (!(e instanceof HelperError && e.helperCode === 'noent')) throw e;
+    });
   }
 
   private async run(w: Workload, path: string, opts?: StartOpts): Promise<void> {
     const sub = this.helper.subscribe();
+    const timed = opts?.signal ? { signal: opts.signal } : {};
     try {
-      await this.helper.put(path, w.image, opts);
-      this.pid = await this.helper.run(this.cpu, path, w.base, w.entry, opts);
+      await this.helper.put(path, w.image, timed);
+      this.pidNow = await this.helper.run(this.cpu, path, w.base, w.entry, timed);
       for await (const ev of sub) {
         if (this.onEvent(ev)) break;
       }
@@ -74,7 +111,7 @@ export class HelperExecution implements Execution {
       if (pmi.cpu === this.cpu) this.queue.push(pmi);
       return false;
     }
-    if (ev.kind !== 'exit' || Number(BigInt(ev.fields[0]!)) !== this.pid) return false;
+    if (ev.kind !== 'exit' || Number(BigInt(ev.fields[0]!)) !== this.pidNow) return false;
     const status = Number(BigInt(ev.fields[1]!));
     if (status >= 0x100) {
       this.queue.push({ kind: 'fault', cpu: this.cpu, error: new PtError('target_failed', `the workload was killed by signal ${status - 0x100}`) });
@@ -96,8 +133,13 @@ export class HelperExecution implements Execution {
     throw new PtError('bad_state', 'the workload was not started held (StartOpts.held)');
   }
 
-  /** Kills the workload if it still runs. */
+  /**
+   * Kills the workload if it still runs, and waits (2 s at most) for its end to be reported, so
+   * its CPU can start the next one.
+   */
   async [Symbol.asyncDispose](): Promise<void> {
-    if (!this.finished && this.pid !== undefined) await this.helper.kill(this.pid, { timeoutMs: 2000 }).catch(() => undefined);
+    if (this.finished || this.pidNow === undefined) return;
+    await this.helper.kill(this.pidNow, { timeoutMs: 2000 }).catch(() => undefined);
+    await within(this.ran, 2000);
   }
 }

@@ -47,7 +47,8 @@ export interface HelperTargetOptions {
   readonly pmiClearsTraceEn?: boolean;
   /**
    * WRMSR to MSRs outside the PT and ToPA-PMI allowlist (msr-allowlist.ts) is sent on
-   * (`ptlab seq --allow-msr`). Default false: refused with MsrNotAllowedError before anything is sent.
+   * (`ptlab seq --allow-msr`; the module refuses it still, unless its `allow_msr=` lists the MSR).
+   * Default false: refused with MsrNotAllowedError before anything is sent.
    */
   readonly allowMsr?: boolean;
 }
@@ -67,6 +68,9 @@ export abstract class HelperTarget implements Target {
   protected readonly watch = new TraceEnWatch();
   /** Calls on their way to the helper: a dispose waits for them before it reads `watch`. */
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** CPUs whose ToPA PMIs the module claims for this target (armed once per run: pmiEnable). */
+  private readonly armed = new Set<number>();
+  private streaming = false;
   protected readonly pmiClearsTraceEn: boolean;
   private readonly allowMsr: boolean;
   readonly phys: PhysMemory;
@@ -174,12 +178,59 @@ export abstract class HelperTarget implements Target {
     return out;
   }
 
-  /** Claims ToPA PMIs in the module's NMI handler, streams its events, unmasks LVTPC on `cpu`. */
+  /**
+   * Unmasks LVTPC on `cpu`. The first time in a run it also arms the CPU: the module claims its
+   * ToPA PMIs (refused where someone else traces), its top half freezes the CPU's workload, and
+   * its events are streamed; pmiDisarm ends that at the run's end.
+   */
   async pmiEnable(cpu: number, opts?: CallOpts): Promise<void> {
     this.enter('pmiEnable', opts);
-    await this.helper.pmiConfig(true, this.pmiClearsTraceEn, opts);
-    await this.helper.pmiEvents(true, opts);
+    if (!this.armed.has(cpu)) {
+      await this.helper.pmiArm(cpu, { clearTraceEn: this.pmiClearsTraceEn, freeze: true }, opts);
+      this.armed.add(cpu);
+      if (!this.streaming) {
+        await this.helper.pmiEvents(true, opts);
+        this.streaming = true;
+      }
+    }
     await this.helper.pmiUnmask(cpu, opts);
+  }
+
+  /** The module stops claiming the PMIs of `cpu` (the end of a run); nothing when it was not armed. */
+  async pmiDisarm(cpu: number, opts?: CallOpts): Promise<void> {
+    this.enter('pmiDisarm', opts);
+    if (!this.armed.has(cpu)) return;
+    this.armed.delete(cpu);
+    await this.helper.pmiDisarm(cpu, opts);
+  }
+
+  /** The CPUs armed now. */
+  armedCpus(): readonly number[] {
+    return [...this.armed];
+  }
+
+  /**
+   * Closes the helper's file of the module and opens a new one: the module's release stops PT on
+   * the CPUs the file programmed, disarms its CPUs and frees its buffers, and this target forgets
+   * them. For tests and tools that check what a release leaves.
+   */
+  async reopenModule(opts?: CallOpts): Promise<void> {
+    this.enter('reopenModule', opts);
+    this.forgetModuleFile();
+    await this.helper.reopen(opts);
+  }
+
+  /** Closes the helper's file of the module (its release), and forgets what the file held. */
+  async closeModule(opts?: CallOpts): Promise<void> {
+    this.enter('closeModule', opts);
+    this.forgetModuleFile();
+    await this.helper.closeModule(opts);
+  }
+
+  private forgetModuleFile(): void {
+    this.armed.clear();
+    this.streaming = false;
+    this.buffers.clear();
   }
 
   async xsaves(cpu: number, rfbm: bigint, opts?: CallOpts): Promise<Uint8Array> {
@@ -305,11 +356,11 @@ export abstract class HelperTarget implements Target {
   /**
    * Gives every module buffer back before the connection goes (dispose; docs/design.md "The
    * invariant"): no new call is taken (the state is `disposing`), the calls already on their way
-   * are waited for, then TraceEn=0 is written and read back on every CPU this target may have
-   * left tracing, then each buffer is freed. When a CPU cannot be confirmed off, no buffer is freed
-   * — PT may still write them — and what was left allocated is returned in words (undefined when
-   * everything went back). All of it shares one deadline of `timeoutMs`: a machine that stopped
-   * answering costs that once, not once per buffer.
+   * are waited for, the armed CPUs disarmed, then TraceEn=0 is written and read back on every CPU
+   * this target may have left tracing, then each buffer is freed. When a CPU cannot be confirmed
+   * off, no buffer is freed — PT may still write them — and what was left allocated is returned
+   * in words (undefined when everything went back). All of it shares one deadline of `timeoutMs`:
+   * a machine that stopped answering costs that once, not once per buffer.
    */
   protected async releaseBuffers(timeoutMs = RELEASE_TIMEOUT_MS): Promise<string | undefined> {
     this.stateNow = 'disposing';
@@ -317,6 +368,8 @@ export abstract class HelperTarget implements Target {
     const deadline = AbortSignal.timeout(timeoutMs);
     const within = (signal?: AbortSignal): { signal: AbortSignal } => ({ signal: signal ? AbortSignal.any([signal, deadline]) : deadline });
     await untilAborted(Promise.allSettled([...this.inFlight]), deadline);
+    for (const cpu of this.armed) await this.helper.pmiDisarm(cpu, within()).catch(() => undefined);
+    this.armed.clear();
     const buffers = [...this.buffers.values()].map((b) => ({ region: { base: b.base, size: b.blockSize }, role: 'module buffer' }));
     const raw = {
       msrBatch: (cpu: number, ops: readonly MsrOp[], o?: CallOpts) => this.batchWatched(cpu, ops, within(o?.signal)),

@@ -1,11 +1,12 @@
-// The MSRs ptlab writes on a real CPU (docs/formats/seq.md "Targets"): the PT unit's (every
-// IA32_RTIT_*, docs/sdm/msrs.md §1–§3) and the performance-monitoring status MSRs of the ToPA PMI
+// The MSRs ptlab writes on a real CPU (docs/formats/seq.md "Targets"; the guest module keeps the
+// same list: guest/kmod/ptlab.c ptlab_wrmsr_allowed): the PT unit's (every IA32_RTIT_*,
+// docs/sdm/msrs.md §1–§3) and the performance-monitoring status MSRs of the ToPA PMI
 // (IA32_PERF_GLOBAL_STATUS, _RESET, _SET: docs/sdm/msrs.md §11). A write to any of them changes
 // tracing only. Everything else — IA32_DEBUGCTL (LBR, BTF, freeze bits), IA32_XSS (the OS's
 // XSAVES supervisor state), the LVT performance-monitor entry (where every PMI of the machine
 // goes), and every MSR outside the field tables — reaches state the kernel owns: every helper
 // target refuses it (`run`, `seq`, `replay`), unless it was opened with `allowMsr` (`ptlab seq
-// --allow-msr`).
+// --allow-msr`), and so does the module, unless its administrator listed it (`allow_msr=`).
 import { PtError } from '../../driver/base/errors.js';
 import {
   IA32_PERF_GLOBAL_STATUS, IA32_PERF_GLOBAL_STATUS_RESET, IA32_PERF_GLOBAL_STATUS_SET, MSR_NAMES, RTIT_MSRS,

@@ -26,8 +26,11 @@ export async function freeLeftovers(t: HelperTarget, before: ReadonlySet<bigint>
   }
 }
 
-/** What the suite needs of the target: a Target that can say it was lost (HelperTarget is one). */
-export type RealPtTarget = Target & Pick<HelperTarget, 'lost'> & { readonly cpus?: number };
+/**
+ * What the suite needs of the target: a Target that can say it was lost (HelperTarget is one),
+ * and disarm a CPU's ToPA PMIs at the end of a run (a target without it arms nothing).
+ */
+export type RealPtTarget = Target & Pick<HelperTarget, 'lost'> & Partial<Pick<HelperTarget, 'pmiDisarm'>> & { readonly cpus?: number };
 
 /** How a real-PT suite uses its machine. */
 export interface RealPtOptions {
@@ -67,7 +70,10 @@ export class HelperPtSuite implements SuiteTarget {
     return this.t.lost;
   }
 
-  /** Claims the suite's CPU for the run (CpuClaimedError when someone else traces there, unless --reclaim). */
+  /**
+   * Claims the suite's CPU for the run (CpuClaimedError when someone else traces there, unless
+   * --reclaim). The run's end disarms the CPU: its PMIs are the module's only while ptlab traces.
+   */
   async prepare(): Promise<RunCpu> {
     const t = this.t;
     const taken = await claimCpu(t, this.cpu, { reclaim: this.reclaim });
@@ -75,7 +81,13 @@ export class HelperPtSuite implements SuiteTarget {
     const target = this.cpu === 0 ? t : new CpuMapTarget(t, this.cpu);
     return {
       target, model: undefined, description: this.description,
-      release: async () => { await taken?.restore(); },
+      release: async () => {
+        try {
+          await t.pmiDisarm?.(this.cpu, { signal: AbortSignal.timeout(LEFTOVERS_TIMEOUT_MS) });
+        } finally {
+          await taken?.restore();
+        }
+      },
       ...(taken ? { notes: [taken.note] } : {}),
     };
   }

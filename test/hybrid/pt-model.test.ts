@@ -65,7 +65,7 @@ describe.skipIf(env.skip)(`a QEMU guest with the model attached (--pt model)${en
 
   beforeAll(async () => {
     if (env.skip) return;
-    // IA32_TSC_AUX and IA32_PKRS go to the guest, outside the PT allowlist: the target lets them through (allowMsr).
+    // IA32_TSC_AUX and IA32_PKRS go to the guest, outside the PT allowlist; the test guest's module lists them.
     qemu = await QemuTarget.launch({ accel: 'tcg', cpu: 'max', smp: 1, memoryMiB: 256, kernel: env.image.kernel, initrd: env.image.initrd }, { timeoutMs: 90_000, allowMsr: true });
     t = await attachModel(qemu, MODEL);
     const simOpts: SimTargetOptions = { ...MODEL };

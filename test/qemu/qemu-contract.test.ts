@@ -14,7 +14,7 @@ describe.skipIf(env.skip)(`qemu contract${env.skip ? ` (skipped: ${env.reason})`
   targetContract('qemu:tcg', async () => ({
     target: await QemuTarget.launch(
       { accel: 'tcg', cpu: 'max', smp: 1, memoryMiB: 256, kernel: image.kernel, initrd: image.initrd },
-      // TCG_KNOBS' writable MSR (IA32_PKRS) is outside the PT allowlist; the target lets it through (allowMsr).
+      // TCG_KNOBS' writable MSR (IA32_PKRS) is outside the PT allowlist; the test guest's module lists it.
       { timeoutMs: 90_000, allowMsr: true },
     ),
     knobs: TCG_KNOBS,

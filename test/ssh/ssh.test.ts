@@ -48,7 +48,7 @@ describe.skipIf(env.skip)(`SSH to a TCG guest${env.skip ? ` (skipped: ${env.reas
 
   describe('SshTarget', () => {
     targetContract('ssh:tcg-guest', async () => ({
-      // TCG_KNOBS' writable MSR (IA32_PKRS) is outside the PT allowlist; the target lets it through (allowMsr).
+      // TCG_KNOBS' writable MSR (IA32_PKRS) is outside the PT allowlist; the test guest's module lists it.
       target: await SshTarget.connect({ ...cfg, label: 'tcg-guest', allowMsr: true }),
       knobs: TCG_KNOBS,
     }));
