@@ -63,6 +63,7 @@ extern int pmi_streaming;
 void do_put(const char *id, char **f, int nf);
 void do_run(const char *id, char **f, int nf);
 void do_kill(const char *id, char **f, int nf);
+void do_go(const char *id, char **f, int nf);
 void do_cont(const char *id, char **f, int nf);
 void run_reap(void);
 /* The workload running (or held) on @cpu, or 0. */

@@ -43,7 +43,11 @@
  *                                       freed) / close it if open and open it again
  *   state                      -> ok <hex of "key=value" lines>: the facts `ptlab doctor` checks
  *   put <path> <hex>           -> ok    (writes a file)
- *   run <cpu> <path>@<base> <entry> -> ok <pid>, later "* exit <pid> <status>"
+ *   run <cpu> <path>@<base> <entry> [held]
+ *                              -> ok <pid> [<cr3>], later "* exit <pid> <status>". Held: the
+ *                                 answer comes once the child waits at its entry, with the CR3
+ *                                 its user code runs under ("-" when the module cannot tell)
+ *   go <pid>                   -> ok    a held child runs from its entry
  *   cont <pid>                 -> ok    SIGCONT: a workload the top half froze runs on
  *   kill <pid>                 -> ok
  *   exec <hex of a sh -c command line>
@@ -581,6 +585,8 @@ static void handle_line(char *line)
 		do_run(f[0], f, nf);
 	} else if (!strcmp(f[1], "kill")) {
 		do_kill(f[0], f, nf);
+	} else if (!strcmp(f[1], "go")) {
+		do_go(f[0], f, nf);
 	} else if (!strcmp(f[1], "cont")) {
 		do_cont(f[0], f, nf);
 	} else {

@@ -3,6 +3,11 @@
  * run.c - running a workload image (docs/design.md "Workloads"): real x86-64 code loaded at its base
  * address in a child process pinned to one CPU, entered at its entry point; it ends with the
  * exit system call. The child's end is reported as an event "* exit <pid> <status>".
+ *
+ * A held run (the late enable: docs/design.md "Realism") stops the child at its entry, traced
+ * (PTRACE_TRACEME; PTRACE_O_EXITKILL kills it with the helper), with its image mapped: nothing of
+ * it runs until `go`, which points its RIP at the entry and detaches, so its first user-mode
+ * instruction after that is the workload's own.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,21 +17,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "proto.h"
+#include "ptlab_uapi.h"
 
 #define MAX_RUNS	16
 #define IMAGE_MAX	(64u << 20)
 
-/** struct run - a workload child: its pid (0: a free slot) and CPU */
+/** struct run - a workload child: its pid (0: a free slot), CPU and entry; held until `go` */
 struct run {
 	pid_t pid;
 	uint64_t cpu;
+	uint64_t entry;
+	int held;
 };
 
 static struct run runs[MAX_RUNS];
@@ -158,11 +169,12 @@ static void child_fds(void)
 
 /**
  * run_child - in the child: pin to @cpu, map the image at @base (MAP_FIXED_NOREPLACE: never over
- * the helper's own mappings), make it executable and jump to @entry. Exit codes 120-126 are the
- * helper's: 126 pinning failed, 125 the mapping failed.
+ * the helper's own mappings), make it executable and jump to @entry; held, stop before the jump
+ * and leave it to the helper (do_go). Exit codes 120-126 are the helper's: 126 pinning failed,
+ * 125 the mapping failed, 123 a held child was resumed without `go`.
  */
 static void __attribute__((noreturn)) run_child(uint64_t cpu, const unsigned char *img, size_t len,
-						 uint64_t base, uint64_t entry)
+						 uint64_t base, uint64_t entry, int held)
 {
 	cpu_set_t set;
 	uint64_t start = base & ~4095ull, size = (base - start + len + 4095) & ~4095ull;
@@ -170,6 +182,8 @@ static void __attribute__((noreturn)) run_child(uint64_t cpu, const unsigned cha
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	child_fds();
+	if (held && ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+		_exit(126);
 	CPU_ZERO(&set);
 	CPU_SET((int)cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
@@ -181,11 +195,59 @@ static void __attribute__((noreturn)) run_child(uint64_t cpu, const unsigned cha
 	memcpy((void *)(uintptr_t)base, img, len);
 	if (mprotect(p, size, PROT_READ | PROT_EXEC))
 		_exit(125);
+	if (held) {
+		raise(SIGSTOP);	/* the helper moves RIP to the entry and detaches */
+		_exit(123);
+	}
 	((void (*)(void))(uintptr_t)entry)();
 	_exit(124);	/* the image returned instead of calling exit */
 }
 
-/** do_run - "run <cpu> <path>@<base> <entry>": start the image; its end is an "exit" event */
+/**
+ * wait_held - wait until the held child @pid stops at its entry; Return: 0, or -1 with @why set
+ * (the child was reaped)
+ */
+static int wait_held(pid_t pid, const char **why)
+{
+	int status;
+
+	for (;;) {
+		if (waitpid(pid, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			*why = "the child could not be waited for";
+			return -1;
+		}
+		if (WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP)
+			break;
+		if (WIFSTOPPED(status)) {	/* another signal before the stop: hand it on */
+			ptrace(PTRACE_CONT, pid, NULL, (void *)(uintptr_t)WSTOPSIG(status));
+			continue;
+		}
+		*why = WIFEXITED(status) && WEXITSTATUS(status) == 126 ? "the child could not be pinned" :
+		       WIFEXITED(status) && WEXITSTATUS(status) == 125 ? "the image could not be mapped" :
+		       "the child ended before its entry";
+		return -1;
+	}
+	ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(uintptr_t)PTRACE_O_EXITKILL);
+	return 0;
+}
+
+/** out_cr3 - " <cr3>" of @pid through the module, or " -" when it cannot tell */
+static void out_cr3(struct out *o, pid_t pid)
+{
+	struct ptlab_task_cr3 t = { .pid = pid };
+
+	if (ptlab_fd >= 0 && !ioctl(ptlab_fd, PTLAB_IOC_TASK_CR3, &t))
+		out_hex64(o, t.cr3);
+	else
+		out_str(o, " -");
+}
+
+/**
+ * do_run - "run <cpu> <path>@<base> <entry> [held]": start the image; its end is an "exit" event.
+ * Held, the answer waits until the child stops at its entry and carries its CR3.
+ */
 void do_run(const char *id, char **f, int nf)
 {
 	uint64_t cpu, base, entry;
@@ -193,12 +255,13 @@ void do_run(const char *id, char **f, int nf)
 	size_t len = 0;
 	char *at;
 	struct out o = { 0 };
+	const char *why;
 	pid_t pid;
-	int slot, err;
+	int slot, err, held = nf == 6 && !strcmp(f[5], "held");
 
-	at = nf == 5 ? strrchr(f[3], '@') : NULL;
+	at = nf == 5 || held ? strrchr(f[3], '@') : NULL;
 	if (!at || parse_u64(f[2], &cpu) || cpu >= CPU_SETSIZE || parse_u64(at + 1, &base) || parse_u64(f[4], &entry)) {
-		respond_err(id, "inval", "usage: run <cpu> <path>@<base> <entry>");
+		respond_err(id, "inval", "usage: run <cpu> <path>@<base> <entry> [held]");
 		return;
 	}
 	*at = '\0';
@@ -221,18 +284,59 @@ void do_run(const char *id, char **f, int nf)
 	avoid_cpu(cpu);
 	pid = fork();
 	if (pid == 0)
-		run_child(cpu, img, len, base, entry);
+		run_child(cpu, img, len, base, entry, held);
 	free(img);
 	if (pid < 0) {
 		respond_err(id, "io", strerror(errno));
 		return;
 	}
-	runs[slot] = (struct run){ .pid = pid, .cpu = cpu };
+	if (held && wait_held(pid, &why)) {
+		respond_err(id, "io", why);
+		return;
+	}
+	runs[slot] = (struct run){ .pid = pid, .cpu = cpu, .entry = entry, .held = held };
 	pmi_task_of(cpu, pid);
 	out_str(&o, " ok");
 	out_hex64(&o, (uint64_t)pid);
+	if (held)
+		out_cr3(&o, pid);
 	respond(id, &o);
 	free(o.buf);
+}
+
+/**
+ * do_go - "go <pid>": the held child runs from its entry. RIP is the entry, ORIG_RAX -1 (no
+ * system call to restart: the stop came after raise returned), RSP 16-byte aligned less 8 below
+ * the red zone, as a call would leave it; the detach drops the SIGSTOP.
+ */
+void do_go(const char *id, char **f, int nf)
+{
+	struct user_regs_struct regs;
+	struct run *r;
+	uint64_t pid;
+
+	if (nf != 3 || parse_u64(f[2], &pid)) {
+		respond_err(id, "inval", "usage: go <pid>");
+		return;
+	}
+	r = find_run(pid);
+	if (!r || !r->held) {
+		respond_err(id, "noent", r ? "the workload is not held" : "no such workload");
+		return;
+	}
+	if (ptrace(PTRACE_GETREGS, r->pid, NULL, &regs)) {
+		respond_err(id, errno_code(errno), strerror(errno));
+		return;
+	}
+	regs.rip = r->entry;
+	regs.orig_rax = (unsigned long long)-1;
+	regs.rsp = ((regs.rsp - 128) & ~15ull) - 8;
+	if (ptrace(PTRACE_SETREGS, r->pid, NULL, &regs) || ptrace(PTRACE_DETACH, r->pid, NULL, NULL)) {
+		respond_err(id, errno_code(errno), strerror(errno));
+		return;
+	}
+	r->held = 0;
+	respond_ok(id);
 }
 
 /** do_cont - "cont <pid>": SIGCONT to a workload (the top half froze it with SIGSTOP) */
@@ -250,7 +354,8 @@ void do_cont(const char *id, char **f, int nf)
 		respond_err(id, "noent", "no such workload");
 		return;
 	}
-	kill(r->pid, SIGCONT);
+	if (!r->held)
+		kill(r->pid, SIGCONT);	/* a held child is traced: it stays where it waits */
 	respond_ok(id);
 }
 
@@ -277,8 +382,10 @@ void run_reap(void)
 		int status;
 		struct out o = { 0 };
 
-		if (!runs[i].pid || waitpid(runs[i].pid, &status, WNOHANG) != runs[i].pid)
+		if (!runs[i].pid || waitpid(runs[i].pid, &status, WNOHANG | __WALL) != runs[i].pid)
 			continue;
+		if (WIFSTOPPED(status))
+			continue;	/* a held child's ptrace stop: it waits for go or kill */
 		out_str(&o, " exit");
 		out_hex64(&o, (uint64_t)runs[i].pid);
 		out_hex64(&o, WIFEXITED(status) ? (uint64_t)WEXITSTATUS(status) : 0x100u + (uint64_t)WTERMSIG(status));

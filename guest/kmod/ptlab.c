@@ -34,6 +34,7 @@
 #include <linux/pid.h>
 #include <linux/poll.h>
 #include <linux/reboot.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/security.h>
@@ -43,6 +44,7 @@
 #include <linux/wait.h>
 #include <asm/apic.h>
 #include <asm/asm.h>
+#include <asm/mem_encrypt.h>
 #include <asm/msr-index.h>
 #include <asm/msr.h>
 #include <asm/nmi.h>
@@ -1388,7 +1390,7 @@ static long ptlab_pmi_cpu_op(struct ptlab_file *f, unsigned long arg, smp_call_f
 	return ret;
 }
 
-/* ---- module state ---------------------------------------------------------------------------- */
+/* ---- module state and tasks ----------------------------------------------------------------- */
 
 /**
  * ptlab_kstate - PTLAB_IOC_KSTATE
@@ -1439,6 +1441,44 @@ static long ptlab_kstate(struct ptlab_file *f, unsigned long arg)
 		ret = -EFAULT;
 	kfree(k);
 	return ret;
+}
+
+/**
+ * ptlab_task_cr3 - PTLAB_IOC_TASK_CR3: the CR3 a task's user code runs under
+ * @arg: user address of a struct ptlab_task_cr3
+ *
+ * The physical address of the task's page-table root, as the kernel loads it into CR3
+ * (encryption bit included); with page-table isolation (X86_FEATURE_PTI), user code runs on the
+ * user copy, the kernel's with bit 12 set. The PCID in bits 11:0 depends on the CPU's recent
+ * address spaces and cannot be known: it is 0 (docs/hardware.md).
+ * Return: 0, -ESRCH (no such task, or no address space), -EFAULT.
+ */
+static long ptlab_task_cr3(unsigned long arg)
+{
+	struct ptlab_task_cr3 req;
+	struct task_struct *t;
+	struct mm_struct *mm;
+
+	if (copy_from_user(&req, (void __user *)arg, sizeof(req)))
+		return -EFAULT;
+	if (req.pid <= 0)
+		return -ESRCH;
+	rcu_read_lock();
+	t = pid_task(find_vpid(req.pid), PIDTYPE_PID);
+	if (t)
+		get_task_struct(t);
+	rcu_read_unlock();
+	if (!t)
+		return -ESRCH;
+	mm = get_task_mm(t);
+	put_task_struct(t);
+	if (!mm)
+		return -ESRCH;
+	req.cr3 = __sme_pa(mm->pgd);
+	if (boot_cpu_has(X86_FEATURE_PTI))
+		req.cr3 |= BIT_ULL(PAGE_SHIFT);
+	mmput(mm);
+	return copy_to_user((void __user *)arg, &req, sizeof(req)) ? -EFAULT : 0;
 }
 
 /* ---- the device ----------------------------------------------------------------------------- */
@@ -1676,6 +1716,8 @@ static long ptlab_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return ptlab_pmi_cpu_op(f, arg, ptlab_test_on_cpu);
 	case PTLAB_IOC_KSTATE:
 		return ptlab_kstate(f, arg);
+	case PTLAB_IOC_TASK_CR3:
+		return ptlab_task_cr3(arg);
 	default:
 		return -ENOTTY;
 	}

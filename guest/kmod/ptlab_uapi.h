@@ -178,6 +178,13 @@ struct ptlab_kstate {
 	__u64 taken[PTLAB_KSTATE_WORDS];
 };
 
+/** struct ptlab_task_cr3 - the CR3 task @pid's user code runs under (out: @cr3) */
+struct ptlab_task_cr3 {
+	__s32 pid;
+	__u32 pad;
+	__u64 cr3;
+};
+
 #define PTLAB_IOC_MAGIC		'P'
 #define PTLAB_IOC_RDMSR		_IOWR(PTLAB_IOC_MAGIC, 1, struct ptlab_msr)
 #define PTLAB_IOC_WRMSR		_IOW(PTLAB_IOC_MAGIC, 2, struct ptlab_msr)
@@ -197,5 +204,6 @@ struct ptlab_kstate {
 #define PTLAB_IOC_PMI_DISARM	_IOW(PTLAB_IOC_MAGIC, 16, __u32)
 #define PTLAB_IOC_PMI_TASK	_IOW(PTLAB_IOC_MAGIC, 17, struct ptlab_pmi_task)
 #define PTLAB_IOC_KSTATE	_IOR(PTLAB_IOC_MAGIC, 18, struct ptlab_kstate)
+#define PTLAB_IOC_TASK_CR3	_IOWR(PTLAB_IOC_MAGIC, 19, struct ptlab_task_cr3)
 
 #endif /* PTLAB_UAPI_H */

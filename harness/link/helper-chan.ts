@@ -45,6 +45,12 @@ export interface PmiArming {
   readonly freeze: boolean;
 }
 
+/** A workload started held: its pid, and the CR3 its user code runs under when the module can tell. */
+export interface HeldRun {
+  readonly pid: number;
+  readonly cr3: bigint | undefined;
+}
+
 /** A result of `msrBatch`: a value, or the #GP that ended the batch. */
 export type HelperMsrResult = { readonly ok: true; readonly value: bigint } | { readonly ok: false };
 
@@ -263,6 +269,20 @@ export class HelperChannel implements AsyncDisposable {
   async run(cpu: number, path: string, base: bigint, entry: bigint, opts: TimedOpts = {}): Promise<number> {
     const [pid] = await this.request('run', runArgs(cpu, path, base, entry), opts);
     return Number(BigInt(pid!));
+  }
+
+  /**
+   * Starts the image held: the answer comes once the child waits at its entry (traced, its image
+   * mapped, nothing of it run), with the CR3 its user code runs under; `go` lets it run.
+   */
+  async runHeld(cpu: number, path: string, base: bigint, entry: bigint, opts: TimedOpts = {}): Promise<HeldRun> {
+    const [pid, cr3] = await this.request('run', [...runArgs(cpu, path, base, entry), 'held'], opts);
+    return { pid: Number(BigInt(pid!)), cr3: cr3 === undefined || cr3 === '-' ? undefined : BigInt(cr3) };
+  }
+
+  /** A held workload runs from its entry: its first user-mode instruction is the entry's. */
+  async go(pid: number, opts: TimedOpts = {}): Promise<void> {
+    await this.request('go', [dec(pid)], opts);
   }
 
   /** SIGCONT to a workload (the module's top half froze it at a PMI). */

@@ -271,7 +271,6 @@ export abstract class HelperTarget implements Target {
   start(workload: Workload, cpu: number, opts?: StartOpts): Execution {
     this.enter('start', opts);
     if (this.busy.has(cpu)) throw new PtError('bad_state', `CPU ${cpu} of ${this.description} is already running a workload`);
-    if (opts?.held) throw new PtError('unsupported', `${this.description}: its guest helper cannot hold a workload at its entry (StartOpts.held)`);
     const path = `/tmp/ptlab-image-${process.pid}-${this.nextImage++}.bin`;
     this.busy.add(cpu);
     return HelperExecution.start(this.helper, workload, cpu, path, opts, () => this.busy.delete(cpu));

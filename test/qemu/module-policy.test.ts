@@ -1,9 +1,11 @@
 // The guest module's policy and lifecycle (guest/kmod/ptlab.c), and the helper's, in one TCG guest
 // with two CPUs: the WRMSR allowlist, the reach check before any TraceEn=1, files that own their
 // CPUs, buffers and event rings, the release that leaves nothing behind, rmmod, NMIs the module
-// does not claim, the top half that freezes the workload, and what the helper keeps to itself. A second helper runs over SSH, as a second lane or a second tool
+// does not claim, the top half that freezes the workload, held starts (the late enable), and what
+// the helper keeps to itself. A second helper runs over SSH, as a second lane or a second tool
 // would, with its own file. Under TCG the PT MSRs read 0 and take no write: everything that needs
-// a tracing CPU is in docs/hardware.md.
+// a tracing CPU is in docs/hardware.md. The guest boots with pti=on: page-table isolation, which
+// this AMD-vendor CPU does not need, so that a workload's CR3 is the user page-table root.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,9 +15,11 @@ import type { TargetEvent, Workload } from '../../driver/target.js';
 import { HelperChannel } from '../../harness/link/helper-chan.js';
 import type { HelperExecution } from '../../harness/link/helper-execution.js';
 import { PTLAB_ABI } from '../../harness/link/kstate.js';
+import { DEFAULT_APPEND } from '../../harness/qemu/config.js';
 import { QemuTarget } from '../../harness/qemu/qemu-target.js';
 import { imageSshKeys, SshClient, type SshConfig } from '../../harness/ssh/ssh-client.js';
 import { qemuTestEnv } from './env.js';
+import { exitImage } from './tcg-knobs.js';
 
 const env = await qemuTestEnv();
 
@@ -65,7 +69,7 @@ describe.skipIf(env.skip)(`the guest module's policy on a TCG guest${env.skip ? 
     if (env.skip) return;
     logDir = await mkdtemp(join(tmpdir(), 'ptlab-module-policy-'));
     t = await QemuTarget.launch(
-      { accel: 'tcg', cpu: 'max', smp: 2, memoryMiB: 256, kernel: env.image.kernel, initrd: env.image.initrd },
+      { accel: 'tcg', cpu: 'max', smp: 2, memoryMiB: 256, kernel: env.image.kernel, initrd: env.image.initrd, append: `${DEFAULT_APPEND} pti=on` },
       { consoleLog: join(logDir, 'console.log'), timeoutMs: 90_000, allowMsr: true },
     );
     const keys = await imageSshKeys(env.image.hostKeyPub, env.image.clientKey);
@@ -312,6 +316,38 @@ describe.skipIf(env.skip)(`the guest module's policy on a TCG guest${env.skip ? 
       await until(async () => x.pid !== undefined);
       const allowed = async (pid: string): Promise<string> => (await sh(`grep Cpus_allowed_list /proc/${pid}/status`)).replace(/^.*:\s*/, '').trim();
       expect({ helper: await allowed('$PPID'), workload: await allowed(String(x.pid)) }).toEqual({ helper: '0', workload: '1' });
+    });
+  });
+
+  describe('held starts (the late enable)', () => {
+    test('a held workload waits at its entry, traced, and exits with its code only after go', async () => {
+      await using x = t.start(exitImage(7), 1, { held: true }) as HelperExecution;
+      await x.placed();
+      expect(await stateOf(x.pid!)).toBe('t');
+      const it = x.events[Symbol.asyncIterator]();
+      const first = it.next();
+      expect(await Promise.race([first.then(() => 'event'), new Promise((r) => setTimeout(() => r('none'), 500))])).toBe('none');
+      await x.go();
+      expect((await first).value).toEqual({ kind: 'exit', cpu: 1, code: 7 });
+    });
+
+    test('the CR3 is the user page-table root (page-aligned, bit 12 set under PTI), differs between two held children; disposing kills them', async () => {
+      expect(` ${(await sh('grep -m1 ^flags /proc/cpuinfo')).trim()} `).toMatch(/ pti /);
+      const x = t.start(exitImage(0), 0, { held: true }) as HelperExecution;
+      const y = t.start(exitImage(0), 1, { held: true }) as HelperExecution;
+      const [a, b] = [(await x.placed()).cr3, (await y.placed()).cr3];
+      const pids = [x.pid!, y.pid!];
+      await x[Symbol.asyncDispose]();
+      await y[Symbol.asyncDispose]();
+      expect({ defined: a !== undefined && b !== undefined, differ: a !== b }).toEqual({ defined: true, differ: true });
+      for (const cr3 of [a!, b!]) expect({ low: cr3 & 0xfffn, user: (cr3 >> 12n) & 1n }).toEqual({ low: 0n, user: 1n });
+      expect(await Promise.all(pids.map(stateOf))).toEqual(['-', '-']);
+    });
+
+    test('placed and go reject with bad_state on a workload not started held', async () => {
+      await using x = t.start(exitImage(0), 1);
+      expect(await outcome(x.placed())).toBe('bad_state');
+      expect(await outcome(x.go())).toBe('bad_state');
     });
   });
 });
