@@ -4,22 +4,38 @@
 # images/guest-root/, the helper from guest/ when present, an SSH host key and a client key pair.
 # Unattended and idempotent: installs missing host packages, caches the .debs, and skips the
 # build when nothing it depends on changed. Outputs go to images/out/ (gitignored).
+# `--kernel 6.12` builds on the 6.12 kernel of bookworm-backports instead, into images/out-6.12/
+# (docs/qemu.md §7): the module is tested on both kernels.
 # Recipe and measurements: docs/qemu.md §2 and §7.
 set -euo pipefail
 export LC_ALL=C DEBIAN_FRONTEND=noninteractive
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
-OUT=${PTLAB_IMAGES_OUT:-$HERE/out}
+KERNEL=bookworm
+while [ $# -gt 0 ]; do
+  case $1 in
+    --kernel) KERNEL=${2:-}; shift 2 ;;
+    --kernel=*) KERNEL=${1#--kernel=}; shift ;;
+    *) echo "usage: images/build.sh [--kernel 6.12]" >&2; exit 2 ;;
+  esac
+done
+case $KERNEL in
+  bookworm|6.1) KERNEL=bookworm; DEFAULT_OUT=$HERE/out ;;
+  6.12) DEFAULT_OUT=$HERE/out-6.12 ;;
+  *) echo "images/build.sh: --kernel takes 6.1 or 6.12, not '$KERNEL'" >&2; exit 2 ;;
+esac
+OUT=${PTLAB_IMAGES_OUT:-$DEFAULT_OUT}
 CACHE=${PTLAB_DEB_CACHE:-$OUT/cache}
 KEYS=$OUT/keys
 WORK=$OUT/work
 # Modules the guest loads (rcS); their modules.dep closure goes into the initramfs.
 GUEST_MODULES="virtio_pci virtio_console virtio_net virtio_rng msr cpuid button evdev"
-HOST_PKGS="qemu-system-x86 busybox-static cpio xz-utils gzip gcc make libc6-dev openssh-client dropbear-bin"
+HOST_PKGS="qemu-system-x86 busybox-static cpio xz-utils zstd gzip gcc make libc6-dev openssh-client dropbear-bin"
 # The module's parameters in the test guest (guest/kmod/ptlab.c allow_msr=): the tests write
 # IA32_TSC_AUX and IA32_PKRS, which a lab machine's module refuses.
 TEST_ALLOW_MSR="0xc0000103,0x6e1"
+BACKPORTS_LIST=/etc/apt/sources.list.d/ptlab-bookworm-backports.sources
 
 log() { printf '[images] %s\n' "$*" >&2; }
 die() { printf '[images] error: %s\n' "$*" >&2; exit 1; }
@@ -48,9 +64,36 @@ ensure_host_pkgs() {
   fi
 }
 
-# The kernel ABI the linux-image-amd64 metapackage points at (never hard-coded: docs/qemu.md §7).
+# The kernel ABI the linux-image-amd64 metapackage points at (never hard-coded: docs/qemu.md §7);
+# for --kernel 6.12, the metapackage of bookworm-backports.
 resolve_kver() {
-  apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | head -1
+  local meta=linux-image-amd64
+  [ "$KERNEL" = 6.12 ] && meta=linux-image-amd64/bookworm-backports
+  apt-cache depends "$meta" 2>/dev/null | sed -n 's/^ *Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | head -1
+}
+
+# The Debian mirror this machine's bookworm source uses (deb822 .sources or a sources.list line).
+debian_mirror() {
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -e "$f" ] || continue
+    awk 'BEGIN { RS = ""; FS = "\n" }
+         /Suites:[^\n]*bookworm([ \n]|$)/ { for (i = 1; i <= NF; i++) if ($i ~ /^URIs:/) { sub(/^URIs: */, "", $i); split($i, u, " "); print u[1]; exit } }' "$f"
+  done
+  sed -n 's/^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*\) bookworm .*/\2/p' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null
+}
+
+# Adds bookworm-backports, from the machine's own mirror, to apt's sources (once).
+ensure_backports() {
+  [ -f "$BACKPORTS_LIST" ] && return
+  local mirror
+  mirror=$(debian_mirror | head -1)
+  [ -n "$mirror" ] || die "no bookworm entry in apt's sources to take the mirror of bookworm-backports from"
+  log "adding bookworm-backports from $mirror ($BACKPORTS_LIST)"
+  printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    "$mirror" > "$BACKPORTS_LIST"
+  APT_UPDATED=0
+  apt_update_once
 }
 
 # Prints "package candidate-version" for each package, in one apt-cache call (each call
@@ -81,14 +124,23 @@ fetch_deb() {
 
 # --- 1. host tools and the kernel version ---------------------------------------------------
 ensure_host_pkgs $HOST_PKGS
+[ "$KERNEL" = 6.12 ] && ensure_backports
 KVER=$(resolve_kver)
 if [ -z "$KVER" ]; then
   apt_update_once
   KVER=$(resolve_kver)
 fi
 [ -n "$KVER" ] || die "cannot resolve the kernel version from linux-image-amd64 (apt-cache depends)"
-# Headers on the host, for the out-of-tree module in guest/ (docs/qemu.md §6).
-ensure_host_pkgs "linux-headers-$KVER"
+# Headers on the host, for the out-of-tree module in guest/ (docs/qemu.md §6). A backports
+# kernel's headers may need backports' linux-base: only then is the suite preferred.
+if ! dpkg -s "linux-headers-$KVER" >/dev/null 2>&1; then
+  apt_update_once
+  log "installing host packages: linux-headers-$KVER"
+  apt-get install -y -qq --no-install-recommends "linux-headers-$KVER" >/dev/null 2>&1 \
+    || { [ "$KERNEL" = 6.12 ] && apt-get install -y -qq --no-install-recommends "linux-headers-$KVER" \
+           linux-base/bookworm-backports >/dev/null; } \
+    || die "apt-get install linux-headers-$KVER failed"
+fi
 mkdir -p "$OUT" "$CACHE" "$KEYS"
 # images/out holds the SSH host and client private keys, and the initramfs carries the host key:
 # private to this user, also for a build made before this rule.
@@ -112,6 +164,7 @@ inputs_hash() {
     echo "kver=$KVER"
     for d in "${DEBS[@]}"; do basename "$d"; done
     sha256sum "$HERE/build.sh"
+    echo "kernel=$KERNEL"
     (cd "$HERE/guest-root" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
     if [ -d "$REPO/guest" ]; then
       (cd "$REPO/guest" && find . -type f \( -name '*.c' -o -name '*.h' -o -name 'Makefile' -o -name 'Kbuild' \) -print0 | sort -z | xargs -0 -r sha256sum)
@@ -150,10 +203,16 @@ fi
 # --- 4. kernel: vmlinux for PVH direct boot (docs/qemu.md §2 step 2) ----------------------------
 VMLINUZ=$EXTRACT/boot/vmlinuz-$KVER
 [ -f "$VMLINUZ" ] || die "$VMLINUZ missing from linux-image-$KVER"
-off=$(grep -obUaP '\xfd7zXZ\x00' "$VMLINUZ" | head -1 | cut -d: -f1)
-[ -n "$off" ] || die "no xz stream in $VMLINUZ"
-# xz complains about the bytes after the stream; the ELF is complete.
-tail -c +$((off + 1)) "$VMLINUZ" | xz -dc > "$WORK/vmlinux" 2>/dev/null || true
+# Debian's 6.1 compresses the kernel with xz, its 6.12 with zstd. Both tools complain about the
+# bytes after the stream; the ELF is complete.
+off=$(grep -obUaP '\xfd7zXZ\x00' "$VMLINUZ" | head -1 | cut -d: -f1 || true)
+if [ -n "$off" ]; then
+  tail -c +$((off + 1)) "$VMLINUZ" | xz -dc > "$WORK/vmlinux" 2>/dev/null || true
+else
+  off=$(grep -obUaP '\x28\xb5\x2f\xfd' "$VMLINUZ" | head -1 | cut -d: -f1 || true)
+  [ -n "$off" ] || die "no xz or zstd stream in $VMLINUZ"
+  tail -c +$((off + 1)) "$VMLINUZ" | zstd -dcq > "$WORK/vmlinux" 2>/dev/null || true
+fi
 [ "$(head -c 4 "$WORK/vmlinux" | od -An -tx1 | tr -d ' ')" = 7f454c46 ] || die "extracted vmlinux is not an ELF file"
 
 # --- 5. root filesystem ------------------------------------------------------------------------
@@ -186,9 +245,13 @@ for m in $GUEST_MODULES; do
   fi
   add_module "$rel"
 done
+# Compressed modules (6.12 ships .ko.xz) go in decompressed: busybox insmod takes plain ELF.
 for rel in "${!WANT[@]}"; do
   mkdir -p "$ROOT/$MODDIR/$(dirname "$rel")"
-  cp "$EXTRACT/$MODDIR/$rel" "$ROOT/$MODDIR/$rel"
+  case $rel in
+    *.ko.xz) xz -dc "$EXTRACT/$MODDIR/$rel" > "$ROOT/$MODDIR/${rel%.xz}" ;;
+    *) cp "$EXTRACT/$MODDIR/$rel" "$ROOT/$MODDIR/$rel" ;;
+  esac
 done
 cp "$EXTRACT/$MODDIR"/modules.builtin* "$EXTRACT/$MODDIR/modules.order" "$ROOT/$MODDIR/" 2>/dev/null || true
 "$BB" depmod -b "$ROOT" "$KVER"

@@ -5,7 +5,8 @@
 // the helper keeps to itself. A second helper runs over SSH, as a second lane or a second tool
 // would, with its own file. Under TCG the PT MSRs read 0 and take no write: everything that needs
 // a tracing CPU is in docs/hardware.md. The guest boots with pti=on: page-table isolation, which
-// this AMD-vendor CPU does not need, so that a workload's CR3 is the user page-table root.
+// this AMD-vendor CPU does not need, so that a workload's CR3 is the user page-table root. CI runs
+// this file on the 6.1 and on the 6.12 image (.ci/run).
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
