@@ -36,7 +36,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     load: async () => (await import('./commands/flow.js')).flowCommand,
   },
   doctor: {
-    summary: 'doctor [--json]                  what this host can run: QEMU, KVM, Intel PT, pt_mode, QEMU intel-pt',
+    summary: 'doctor [--json] [--target ssh …] what this host (or a lab machine) can run: QEMU, KVM, Intel PT, the module',
     load: async () => (await import('./commands/doctor.js')).doctorCommand,
   },
   list: {
