@@ -453,26 +453,6 @@ void do_arm(const char *id, char **f, int nf)
 	respond_ok(id);
 }
 
-void do_disarm(const char *id, char **f, int nf)
-{
-	uint64_t cpu;
-	uint32_t c;
-
-	if (nf != 3 || parse_cpu(f[2], &cpu)) {
-		respond_err(id, "inval", "usage: disarm <cpu>");
-		return;
-	}
-	if (!need_module(id))
-		return;
-	c = (uint32_t)cpu;
-	if (ioctl(ptlab_fd, PTLAB_IOC_PMI_DISARM, &c)) {
-		respond_errno(id, errno);
-		return;
-	}
-	armed[cpu] = 0;
-	respond_ok(id);
-}
-
 void do_task(const char *id, char **f, int nf)
 {
 	struct ptlab_pmi_task t = { 0 };
@@ -605,23 +585,33 @@ void do_reopen(const char *id, char **f, int nf)
 	free(o.buf);
 }
 
-/** cpu_ioctl - an ioctl whose argument is a CPU number */
-static void cpu_ioctl(const char *id, char **f, int nf, unsigned long cmd, const char *usage)
+/** cpu_ioctl - an ioctl whose argument is a CPU number; Return: the CPU, or -1 (answered) */
+static long cpu_ioctl(const char *id, char **f, int nf, unsigned long cmd, const char *usage)
 {
 	uint64_t cpu;
 	uint32_t c;
 
 	if (nf != 3 || parse_u64(f[2], &cpu) || cpu > 0xffffffffu) {
 		respond_err(id, "inval", usage);
-		return;
+		return -1;
 	}
 	if (!need_module(id))
-		return;
+		return -1;
 	c = (uint32_t)cpu;
-	if (ioctl(ptlab_fd, cmd, &c))
+	if (ioctl(ptlab_fd, cmd, &c)) {
 		respond_errno(id, errno);
-	else
-		respond_ok(id);
+		return -1;
+	}
+	respond_ok(id);
+	return (long)cpu;
+}
+
+void do_disarm(const char *id, char **f, int nf)
+{
+	long cpu = cpu_ioctl(id, f, nf, PTLAB_IOC_PMI_DISARM, "usage: disarm <cpu>");
+
+	if (cpu >= 0 && cpu < CPU_SETSIZE)
+		armed[cpu] = 0;
 }
 
 void do_unmask(const char *id, char **f, int nf)

@@ -75,6 +75,22 @@ static struct run *find_run(uint64_t pid)
 	return NULL;
 }
 
+/** run_of - the workload "<verb> <pid>" names; NULL once an error was answered */
+static struct run *run_of(const char *id, char **f, int nf, const char *usage)
+{
+	struct run *r;
+	uint64_t pid;
+
+	if (nf != 3 || parse_u64(f[2], &pid)) {
+		respond_err(id, "inval", usage);
+		return NULL;
+	}
+	r = find_run(pid);
+	if (!r)
+		respond_err(id, "noent", "no such workload");
+	return r;
+}
+
 /** read_file - the whole file at @path into a malloc'd buffer; Return: 0 or an errno value */
 static int read_file(const char *path, unsigned char **data, size_t *len)
 {
@@ -312,16 +328,12 @@ void do_run(const char *id, char **f, int nf)
 void do_go(const char *id, char **f, int nf)
 {
 	struct user_regs_struct regs;
-	struct run *r;
-	uint64_t pid;
+	struct run *r = run_of(id, f, nf, "usage: go <pid>");
 
-	if (nf != 3 || parse_u64(f[2], &pid)) {
-		respond_err(id, "inval", "usage: go <pid>");
+	if (!r)
 		return;
-	}
-	r = find_run(pid);
-	if (!r || !r->held) {
-		respond_err(id, "noent", r ? "the workload is not held" : "no such workload");
+	if (!r->held) {
+		respond_err(id, "noent", "the workload is not held");
 		return;
 	}
 	if (ptrace(PTRACE_GETREGS, r->pid, NULL, &regs)) {
@@ -342,18 +354,10 @@ void do_go(const char *id, char **f, int nf)
 /** do_cont - "cont <pid>": SIGCONT to a workload (the top half froze it with SIGSTOP) */
 void do_cont(const char *id, char **f, int nf)
 {
-	struct run *r;
-	uint64_t pid;
+	struct run *r = run_of(id, f, nf, "usage: cont <pid>");
 
-	if (nf != 3 || parse_u64(f[2], &pid)) {
-		respond_err(id, "inval", "usage: cont <pid>");
+	if (!r)
 		return;
-	}
-	r = find_run(pid);
-	if (!r) {
-		respond_err(id, "noent", "no such workload");
-		return;
-	}
 	if (!r->held)
 		kill(r->pid, SIGCONT);	/* a held child is traced: it stays where it waits */
 	respond_ok(id);
@@ -361,17 +365,11 @@ void do_cont(const char *id, char **f, int nf)
 
 void do_kill(const char *id, char **f, int nf)
 {
-	uint64_t pid;
+	struct run *r = run_of(id, f, nf, "usage: kill <pid>");
 
-	if (nf != 3 || parse_u64(f[2], &pid)) {
-		respond_err(id, "inval", "usage: kill <pid>");
+	if (!r)
 		return;
-	}
-	if (!find_run(pid)) {
-		respond_err(id, "noent", "no such workload");
-		return;
-	}
-	kill((pid_t)pid, SIGKILL);
+	kill(r->pid, SIGKILL);
 	respond_ok(id);
 }
 

@@ -57,7 +57,7 @@
 /* IA32_PERF_GLOBAL_STATUS_SET (SDM Vol. 4, "IA32_PERF_GLOBAL_STATUS_SET"); not in msr-index.h */
 #define PTLAB_PERF_GLOBAL_STATUS_SET	0x00000391
 #define PTLAB_EVENTS			64	/* per-CPU ring of PMI events (a power of two) */
-#define PTLAB_ARMED			(1u << 31)	/* in ptlab_cpu.arm, beside PTLAB_PMI_* */
+#define PTLAB_ARMED			BIT(31)	/* in ptlab_cpu.arm, beside PTLAB_PMI_* */
 #define PTLAB_TOPA_BASE			GENMASK_ULL(51, 12)	/* a ToPA entry's Base field */
 #define PTLAB_TOPA_END			BIT_ULL(0)
 #define PTLAB_TOPA_STOP			BIT_ULL(4)
@@ -316,7 +316,10 @@ static u64 ptlab_entry(const struct ptlab_walk *w, const struct ptlab_buffer *b,
 	for (i = 0; i < 8; i++) {
 		u64 at = phys + i;
 
-		bytes[i] = ov && at >= ov->at && at - ov->at < ov->len ? ov->data[at - ov->at] : mem[i];
+		if (ov && at >= ov->at && at - ov->at < ov->len)
+			bytes[i] = ov->data[at - ov->at];
+		else
+			bytes[i] = mem[i];
 	}
 	return get_unaligned_le64(bytes);
 }
@@ -383,7 +386,7 @@ static int ptlab_reach_out(struct ptlab_walk *w, const struct ptlab_out *out)
 	}
 	pos = table + (((out->mask >> 7) & 0x1ffffff) << 3);
 	tortoise = pos;
-	/* Every position is an entry of the file's buffers: more steps than entries cannot happen. */
+	/* Each position is an entry of the file's buffers: there are no more steps than entries. */
 	for (steps = 0; steps <= 2 * (PTLAB_MAX_TOTAL / 8); steps++) {
 		ret = ptlab_topa_step(w, &table, &pos, &stop);
 		if (ret || stop || pos == tortoise)
@@ -771,7 +774,7 @@ static long ptlab_buf_alloc(struct ptlab_file *f, unsigned long arg)
 	req.id = id;
 	req.phys = b->phys;
 	if (copy_to_user((void __user *)arg, &req, sizeof(req)))
-		return -EFAULT;	/* the buffer stays allocated; free-all or the release reclaims it */
+		return -EFAULT;	/* the buffer stays; free-all or the release reclaims it */
 	return 0;
 fail:
 	mutex_unlock(&ptlab_lock);
@@ -907,7 +910,8 @@ static long ptlab_buf_io(struct ptlab_file *f, unsigned long arg, bool write)
 		goto out;
 	}
 	if (write && data) {
-		ov = (struct ptlab_overlay){ .at = b->phys + req.offset, .len = req.len, .data = data };
+		ov = (struct ptlab_overlay){ .at = b->phys + req.offset, .len = req.len,
+					     .data = data };
 		if (ptlab_tracing_walk(f, &ov, NULL, &cpu, &bad)) {
 			ret = ptlab_reach_denied(cpu, bad, "a buffer write");
 			goto out;
@@ -1114,7 +1118,9 @@ static void ptlab_publish(struct irq_work *w)
 	task = READ_ONCE(c->task);
 	if ((READ_ONCE(c->arm) & PTLAB_PMI_FREEZE) && task && !kill_pid(task, SIGSTOP, 1)) {
 		/* Not the oldest slot: an NMI now would write it for event head. */
-		s = head - c->published > PTLAB_EVENTS - 1 ? head - (PTLAB_EVENTS - 1) : c->published;
+		s = c->published;
+		if (head - s > PTLAB_EVENTS - 1)
+			s = head - (PTLAB_EVENTS - 1);
 		for (; s < head; s++)
 			c->ring[s & (PTLAB_EVENTS - 1)].flags |= PTLAB_EV_FROZEN;
 	}
@@ -1141,7 +1147,7 @@ static void ptlab_record(struct ptlab_cpu *c, u32 flags, u64 gs, u64 ctl, u64 st
 	struct ptlab_pmi_event *e = &c->ring[slot];
 
 	WRITE_ONCE(c->seq[slot], 0);
-	smp_wmb();
+	smp_wmb();	/* the slot reads as being written before any of it changes */
 	e->cpu = smp_processor_id();
 	e->flags = flags;
 	e->seq = seq;
@@ -1149,7 +1155,7 @@ static void ptlab_record(struct ptlab_cpu *c, u32 flags, u64 gs, u64 ctl, u64 st
 	e->ctl = ctl;
 	e->status = status;
 	e->tsc = rdtsc();
-	smp_wmb();
+	smp_wmb();	/* all of the event before its seq says it is complete */
 	WRITE_ONCE(c->seq[slot], seq + 1);
 	irq_work_queue(&c->work);
 }
@@ -1524,9 +1530,9 @@ static int ptlab_read_cpu(struct ptlab_cpu *c, char __user *ubuf, size_t len, si
 		WRITE_ONCE(c->tail, c->tail + 1);
 		if (READ_ONCE(c->seq[slot]) != want)
 			continue;	/* overwritten before it was read */
-		smp_rmb();
+		smp_rmb();	/* the seq before the slot: ptlab_record's second smp_wmb */
 		e = c->ring[slot];
-		smp_rmb();
+		smp_rmb();	/* the slot before the seq again: its first smp_wmb */
 		if (READ_ONCE(c->seq[slot]) != want)
 			continue;	/* rewritten during the copy: torn, dropped */
 		if (copy_to_user(ubuf + *n, &e, sizeof(e)))

@@ -125,7 +125,7 @@ struct ptlab_pmi_task {
 #define PTLAB_EV_ACKED		(1u << 0)	/* GLOBAL_STATUS bit 55 was cleared via 0x390 */
 #define PTLAB_EV_TRACEEN_CLEARED (1u << 1)
 #define PTLAB_EV_SYNTHETIC	(1u << 2)	/* made by PTLAB_IOC_PMI_TEST, not by an NMI */
-#define PTLAB_EV_FROZEN		(1u << 3)	/* the CPU's task was sent SIGSTOP before the wake-up */
+#define PTLAB_EV_FROZEN		(1u << 3)	/* the CPU's task got SIGSTOP before the wake-up */
 
 /** struct ptlab_pmi_event - one claimed PMI, as read(2) from /dev/ptlab returns it */
 struct ptlab_pmi_event {

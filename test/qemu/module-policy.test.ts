@@ -268,6 +268,18 @@ describe.skipIf(env.skip)(`the guest module's policy on a TCG guest${env.skip ? 
   });
 
   describe('the top half freezes the workload', () => {
+    /** A looping workload on CPU 1, armed with the freeze, and frozen by a synthetic PMI; the event's flags. */
+    const frozenLoop = async (): Promise<{ x: HelperExecution; flags: bigint }> => {
+      const x = t.start(LOOP, 1) as HelperExecution;
+      await until(async () => x.pid !== undefined);
+      await t.pmiEnable(1);
+      using sub = h().subscribe();
+      await h().pmiTest(1);
+      const ev = await sub.take({ signal: AbortSignal.timeout(5000) });
+      expect(await stateOf(x.pid!)).toBe('T');
+      return { x, flags: BigInt(ev.value!.fields[1]!) };
+    };
+
     test('a looping workload is stopped (T) when its frozen PMI arrives, and runs (R) once the driver pulls the next event', async () => {
       await using x = t.start(LOOP, 1) as HelperExecution;
       await until(async () => x.pid !== undefined && (await stateOf(x.pid)) === 'R');
@@ -285,16 +297,19 @@ describe.skipIf(env.skip)(`the guest module's policy on a TCG guest${env.skip ? 
     });
 
     test('a disarm lets a frozen workload run on', async () => {
-      await using x = t.start(LOOP, 1) as HelperExecution;
-      await until(async () => x.pid !== undefined);
-      await t.pmiEnable(1);
-      using sub = h().subscribe();
-      await h().pmiTest(1);
-      const ev = await sub.take({ signal: AbortSignal.timeout(5000) });
-      expect(BigInt(ev.value!.fields[1]!) & 8n).toBe(8n); // PTLAB_EV_FROZEN
-      expect(await stateOf(x.pid!)).toBe('T');
+      const { x, flags } = await frozenLoop();
+      await using _ = x;
+      expect(flags & 8n).toBe(8n); // PTLAB_EV_FROZEN
       await t.pmiDisarm(1);
       await until(async () => (await stateOf(x.pid!)) === 'R');
+    });
+
+    test('a frozen workload the CPU\'s task is replaced on runs on (the module sends it SIGCONT)', async () => {
+      const { x } = await frozenLoop();
+      await using _ = x;
+      await h().pmiTask(1, 0);
+      await until(async () => (await stateOf(x.pid!)) === 'R');
+      await t.pmiDisarm(1);
     });
 
     test('a workload holds none of the helper\'s files: not the module\'s, which would hold its release back', async () => {

@@ -2,18 +2,12 @@
 // every check printed with a verdict and exit 1 (no Intel PT under TCG), the module's state read,
 // a machine without the module told how to load it, and an unreachable machine exit 3.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { main } from '../../harness/cli/main.js';
 import { QemuTarget } from '../../harness/qemu/qemu-target.js';
 import { imageSshKeys, SshClient } from '../../harness/ssh/ssh-client.js';
+import { ptlab } from '../cli/run-main.js';
 import { qemuTestEnv } from '../qemu/env.js';
 
 const env = await qemuTestEnv();
-
-async function ptlab(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [], err: string[] = [];
-  const code = await main(argv, { out: (s) => out.push(s), err: (s) => err.push(s) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
 
 describe.skipIf(env.skip)(`ptlab doctor --target ssh to a TCG guest${env.skip ? ` (skipped: ${env.reason})` : ''}`, () => {
   let t: QemuTarget | undefined;

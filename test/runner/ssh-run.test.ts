@@ -5,20 +5,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { main } from '../../harness/cli/main.js';
 import { QemuVm } from '../../harness/qemu/vm.js';
 import { imageSshKeys, SshClient } from '../../harness/ssh/ssh-client.js';
+import { ptlab } from '../cli/run-main.js';
 import { qemuTestEnv } from '../qemu/env.js';
 import { tmpRoot } from '../scenarios/tmp.js';
 
 const env = await qemuTestEnv();
 const root = await tmpRoot('ptlab-ssh-run-');
-
-async function ptlab(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [], err: string[] = [];
-  const code = await main(argv, { out: (s) => out.push(s), err: (s) => err.push(s) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
 
 describe.skipIf(env.skip)(`ptlab run --target ssh to a TCG guest${env.skip ? ` (skipped: ${env.reason})` : ''}`, () => {
   let vm: QemuVm | undefined;
