@@ -25,7 +25,7 @@
 #define PTLAB_DEVICE		"/dev/ptlab"
 #define PTLAB_MAX_BATCH		256
 #define PTLAB_MAX_ORDER		10		/* 4 MiB with 4 KiB pages (docs/qemu.md §6) */
-#define PTLAB_MAX_BUFFERS	256
+#define PTLAB_MAX_BUFFERS	1024		/* a grow policy on 4 KiB regions keeps hundreds */
 #define PTLAB_MAX_TOTAL		(128u << 20)	/* bytes held by all buffers together */
 #define PTLAB_XSAVE_MAX		4096
 #define PTLAB_XSTATE_PT		8		/* XSAVE state component 8: PT state */
