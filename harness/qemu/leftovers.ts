@@ -1,16 +1,20 @@
 // What a controller killed with SIGKILL leaves behind, and how the next launch clears it. Each
 // launch names its guest-RAM file (`/dev/shm/ptlab-<pid>-<random>`, also in QEMU's command line as
 // `mem-path=`) and its socket directory (`$TMPDIR/ptlab-qemu-<pid>-XXXXXX`) after the controlling
-// process. QEMU itself is started with a parent-death signal (spawnArgs: `setpriv --pdeathsig`), so
+// process, and so is its console log (`$TMPDIR/ptlab-logs-<uid>/console-<pid>-….log`, in a
+// directory of this user's that nobody else may enter). QEMU itself is started with a parent-death signal (spawnArgs: `setpriv --pdeathsig`), so
 // it dies with its controller; should it not (no setpriv), the next launch stops every QEMU whose
 // controller is gone, then removes the files and directories of dead controllers.
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { PtError } from '../../driver/base/errors.js';
 import { randomBytes } from 'node:crypto';
 
 const RAM_NAME = /^ptlab-(\d+)-[0-9a-f]+$/;
 const RUN_DIR_NAME = /^ptlab-qemu-(\d+)-/;
+/** A console log a VM of a live controller writes (a kept one is renamed `console-kept-…`). */
+const LOG_NAME = /^console-(\d+)-.+\.log$/;
 /** A guest-RAM path in a QEMU command line. */
 const RAM_IN_ARGV = /mem-path=[^,\0]*\/ptlab-(\d+)-[0-9a-f]+/;
 
@@ -22,6 +26,34 @@ export function guestRamPath(dir = '/dev/shm', pid = process.pid): string {
 /** The mkdtemp prefix of a new VM's socket directory (owner's pid in the name). */
 export function runDirPrefix(dir = tmpdir(), pid = process.pid): string {
   return join(dir, `ptlab-qemu-${pid}-`);
+}
+
+/**
+ * The directory of this user's console logs: `$TMPDIR/ptlab-logs-<uid>`, made 0700 if missing, and
+ * refused (PtError 'bad_config') unless it is a real directory (not a symbolic link) of this user
+ * that nobody else may enter: in a shared $TMPDIR another user could otherwise make it first, or
+ * point it elsewhere, and swap the files QEMU opens.
+ */
+export async function consoleLogDir(dir = tmpdir()): Promise<string> {
+  const uid = process.getuid?.() ?? 0;
+  const path = join(dir, `ptlab-logs-${uid}`);
+  await mkdir(path, { mode: 0o700 }).catch((e: NodeJS.ErrnoException) => { if (e.code !== 'EEXIST') throw e; });
+  const st = await lstat(path);
+  if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0) {
+    const what = st.isSymbolicLink() ? 'a symbolic link' : !st.isDirectory() ? 'not a directory' : st.uid !== uid ? `owned by uid ${st.uid}` : `open to others (mode ${(st.mode & 0o777).toString(8)})`;
+    throw new PtError('bad_config', `${path}, where ptlab keeps QEMU's console logs, is ${what}: remove it (it is made again, private)`);
+  }
+  return path;
+}
+
+/** A new console log path of this process in `dir` (console-<pid>-<time>-<random>.log). */
+export function consoleLogPath(dir: string, pid = process.pid): string {
+  return join(dir, `console-${pid}-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}.log`);
+}
+
+/** The name a console log kept for diagnosis takes: no pid, so the next launch does not reap it. */
+export function keptLogPath(log: string): string {
+  return join(dirname(log), basename(log).replace(LOG_NAME, (_m: string, pid: string) => `console-kept-${basename(log).slice(`console-${pid}-`.length)}`));
 }
 
 /** Whether process `pid` exists. */
@@ -71,11 +103,17 @@ export async function reapStaleQemu(procDir = '/proc', isAlive: (pid: number) =>
   return killed;
 }
 
+/** Removes console logs in `dir` whose controller is gone (it was killed before it removed them); returns their names. */
+export async function reapStaleConsoleLogs(dir: string, isAlive: (pid: number) => boolean = alive): Promise<string[]> {
+  return removeOrphans(dir, LOG_NAME, isAlive);
+}
+
 /** Everything a dead controller left: its QEMU processes first (they hold the files), then files and directories. */
 export async function reapLeftovers(): Promise<void> {
   await reapStaleQemu();
   await reapStaleGuestRam();
   await reapStaleRunDirs();
+  await reapStaleConsoleLogs(await consoleLogDir());
 }
 
 /**

@@ -4,16 +4,14 @@
 // file are always removed (the memory file outlives QEMU), and so is the default console log
 // unless kept on request. The RAM file and the console log are created 0600 before QEMU starts.
 import { execa, type ResultPromise } from 'execa';
-import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PtError, throwIfAborted } from '../../driver/base/errors.js';
 import { qemuArgv, qemuPaths, type QemuConfig, type QemuPaths } from './config.js';
 import { sleep, within, type TimedOpts } from '../link/deadline.js';
 import { StateError, TargetError, type TargetEvidence, type TargetPhase } from '../link/errors.js';
 import { GuestRam } from './guest-ram.js';
-import { guestRamPath, reapLeftovers, runDirPrefix, spawnArgs } from './leftovers.js';
+import { consoleLogDir, consoleLogPath, guestRamPath, keptLogPath, reapLeftovers, runDirPrefix, spawnArgs } from './leftovers.js';
 import { findOnPath, QEMU_BINARY } from './images.js';
 import { QgaClient } from './qga.js';
 import { QmpClient } from './qmp.js';
@@ -30,9 +28,10 @@ export interface VmExit {
 /** Options of `QemuVm.launch`; `timeoutMs` bounds the whole launch. */
 export interface LaunchOptions extends TimedOpts {
   /**
-   * Where to write the serial console log. By default a private file under $TMPDIR/ptlab-logs
-   * (0700), removed by dispose unless `keepConsoleLog`; a launch that fails keeps it (its path is
-   * in the error's evidence). A path given here is the caller's: it is never removed.
+   * Where to write the serial console log. By default a private file in this user's private
+   * directory $TMPDIR/ptlab-logs-<uid> (leftovers.ts consoleLogDir), removed by dispose unless
+   * `keepConsoleLog`; a launch that fails keeps it (renamed console-kept-…, its path in the error's
+   * evidence). A path given here is the caller's: it is never removed.
    */
   readonly consoleLog?: string;
   /** Keep the default console log after dispose (for diagnosis). */
@@ -74,9 +73,10 @@ export class QemuVm implements AsyncDisposable {
     /** The host port forwarded to the guest's SSH port 22 (127.0.0.1). */
     readonly sshPort: number | undefined,
     private readonly quitTimeoutMs: number,
-    /** The console log is ptlab's default one, removed by dispose. */
-    private readonly ownConsoleLog: boolean,
+    /** What dispose does with the console log: ptlab's default one is removed, or kept (renamed); the caller's is left. */
+    private readonly logAtEnd: 'remove' | 'keep' | 'leave',
   ) {
+    this.logNow = paths.consoleLog;
     void exited.then((e) => { this.exitNow = e; });
   }
 
@@ -94,9 +94,17 @@ export class QemuVm implements AsyncDisposable {
     return this.exitNow;
   }
 
-  /** The serial console log (removed by dispose when it is the default one and not kept). */
+  /** The serial console log (removed by dispose when it is the default one and not kept; a kept one is renamed then). */
   get consoleLog(): string {
-    return this.paths.consoleLog;
+    return this.logNow;
+  }
+
+  private logNow: string;
+
+  /** The console log at dispose: removed, kept under its kept name, or left as the caller's. */
+  private async endLog(): Promise<void> {
+    if (this.logAtEnd === 'remove') await rm(this.logNow, { force: true });
+    else if (this.logAtEnd === 'keep') this.logNow = await keepLog(this.logNow);
   }
 
   /** The guest agent; throws StateError when the VM was launched without waiting for it. */
@@ -117,7 +125,7 @@ export class QemuVm implements AsyncDisposable {
     // created 0600 here, and QEMU opens them as they are (it would create them 0644 otherwise).
     await createPrivate(paths.memPath);
     await createPrivate(consoleLog);
-    const ownLog = opts.consoleLog === undefined && opts.keepConsoleLog !== true;
+    const logAtEnd = opts.consoleLog !== undefined ? 'leave' : opts.keepConsoleLog === true ? 'keep' : 'remove';
     const argv = qemuArgv(config, paths);
     const binary = config.qemuBinary ?? QEMU_BINARY;
     const stderrBuf = { text: '' };
@@ -139,11 +147,14 @@ export class QemuVm implements AsyncDisposable {
     // Aborted when the launch fails, so retry loops still running stop at once.
     const gaveUp = new AbortController();
     const signal = AbortSignal.any([deadline, gaveUp.signal, ...(opts.signal === undefined ? [] : [opts.signal])]);
+    let log = consoleLog;
     const evidence = async (): Promise<TargetEvidence> => ({
-      argv: [binary, ...argv], pid: child.pid, stderr: stderrBuf.text, consoleLog, consoleTail: await tail(consoleLog),
+      argv: [binary, ...argv], pid: child.pid, stderr: stderrBuf.text, consoleLog: log, consoleTail: await tail(log),
     });
     const fail = async (phase: TargetPhase, e: unknown): Promise<never> => {
       gaveUp.abort(new Error('launch failed'));
+      // The console log is the failure's evidence: kept (renamed, so no later launch reaps it).
+      if (opts.consoleLog === undefined) log = await keepLog(log);
       const ev = await evidence();
       // Give QEMU a moment to report why it exited, if it is exiting.
       const exit = await within(exited, 200);
@@ -168,7 +179,7 @@ export class QemuVm implements AsyncDisposable {
         phase = 'boot';
         qga = await untilExit(exited, connectQga(paths.qgaSocket, signal));
       }
-      return new QemuVm(argv, paths, child, stderrBuf, exited, qmp, qga, ram, sshPort, opts.quitTimeoutMs ?? QUIT_TIMEOUT_MS, ownLog);
+      return new QemuVm(argv, paths, child, stderrBuf, exited, qmp, qga, ram, sshPort, opts.quitTimeoutMs ?? QUIT_TIMEOUT_MS, logAtEnd);
     } catch (e) {
       return fail(phase, e);
     }
@@ -207,12 +218,12 @@ export class QemuVm implements AsyncDisposable {
     const exit = await this.exited;
     if (killed || exit.signal !== null) {
       const consoleTail = await tail(this.consoleLog);
-      if (this.ownConsoleLog) await rm(this.consoleLog, { force: true });
+      await this.endLog();
       throw new TargetError('shutdown', 'abnormal_shutdown',
         killed ? `QEMU did not exit within ${this.quitTimeoutMs} ms of quit and was killed` : `QEMU died by ${exit.signal}`,
         { argv: this.argv, exitCode: exit.exitCode, signal: exit.signal, stderr: this.stderrBuf.text, consoleLog: this.consoleLog, consoleTail });
     }
-    if (this.ownConsoleLog) await rm(this.consoleLog, { force: true });
+    await this.endLog();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -314,10 +325,13 @@ async function createPrivate(path: string): Promise<void> {
 }
 
 async function defaultConsoleLog(): Promise<string> {
-  const dir = join(tmpdir(), 'ptlab-logs');
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await chmod(dir, 0o700);
-  return join(dir, `console-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}.log`);
+  return consoleLogPath(await consoleLogDir());
+}
+
+/** Keeps the default console log `log` for diagnosis (renamed so no later launch reaps it); returns where it is now. */
+async function keepLog(log: string): Promise<string> {
+  const kept = keptLogPath(log);
+  return rename(log, kept).then(() => kept, () => log);
 }
 
 /** The last `lines` lines of a text file ('' if unreadable). */

@@ -2,11 +2,13 @@
 // with a parent-death signal dies with its controller, and the next launch removes whatever a dead
 // controller still left: its QEMU processes, guest-RAM files and socket directories.
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { alive, guestRamPath, reapStaleGuestRam, reapStaleQemu, reapStaleRunDirs, runDirPrefix, spawnArgs } from '../../harness/qemu/leftovers.js';
+import {
+  alive, consoleLogDir, consoleLogPath, guestRamPath, keptLogPath, reapStaleConsoleLogs, reapStaleGuestRam, reapStaleQemu, reapStaleRunDirs, runDirPrefix, spawnArgs,
+} from '../../harness/qemu/leftovers.js';
 import { findOnPath } from '../../harness/qemu/images.js';
 
 let dir: string;
@@ -40,6 +42,31 @@ describe('files and directories', () => {
     for (const n of ['ptlab-qemu-111-xYz', 'ptlab-qemu-222-aBc', 'ptlab-qemu-old']) { await mkdir(join(dir, n)); await writeFile(join(dir, n, 'qmp.sock'), ''); }
     const removed = await reapStaleRunDirs(dir, (pid) => pid === 222);
     expect([removed, (await readdir(dir)).sort()]).toEqual([['ptlab-qemu-111-xYz'], ['ptlab-qemu-222-aBc', 'ptlab-qemu-old']]);
+  });
+
+  test('console logs of dead controllers are removed; a live one\'s and a kept one stay', async () => {
+    const logs = await consoleLogDir(dir);
+    const dead = consoleLogPath(logs, 111), live = consoleLogPath(logs, 222);
+    for (const f of [dead, live, keptLogPath(consoleLogPath(logs, 111))]) await writeFile(f, '');
+    const removed = await reapStaleConsoleLogs(logs, (pid) => pid === 222);
+    expect([removed.length, (await readdir(logs)).map((n) => n.replace(/-\d{4}-.*$/, '')).sort()]).toEqual([1, ['console-222', 'console-kept']]);
+  });
+
+  test.for([
+    { what: 'a symbolic link to another directory', make: async (p: string) => { await mkdir(`${p}-elsewhere`, { mode: 0o700 }); await symlink(`${p}-elsewhere`, p); } },
+    { what: 'a directory open to others (0777)', make: async (p: string) => { await mkdir(p); await chmod(p, 0o777); } },
+    { what: 'a file', make: (p: string) => writeFile(p, '') },
+    // Root can make one another user owns (what a user of a shared $TMPDIR could have made first).
+    ...(process.getuid?.() === 0 ? [{ what: 'a directory of another user', make: async (p: string) => { await mkdir(p, { mode: 0o700 }); await chown(p, 65534, 65534); } }] : []),
+  ])('the console-log directory refused when it is $what', async ({ make }) => {
+    const path = join(dir, `ptlab-logs-${process.getuid?.() ?? 0}`);
+    await make(path);
+    await expect(consoleLogDir(dir)).rejects.toMatchObject({ code: 'bad_config', message: expect.stringMatching(/where ptlab keeps QEMU's console logs/) });
+  });
+
+  test('the console-log directory is made private, and used again as it is', async () => {
+    const a = await consoleLogDir(dir), b = await consoleLogDir(dir);
+    expect([a === b, (await stat(a)).mode & 0o777]).toEqual([true, 0o700]);
   });
 
   test('the real liveness check keeps the file of this very process', async () => {
