@@ -10,7 +10,7 @@ import { RESULTS_FILE } from '../report/results-index.js';
 import type { PtMode, SshReach } from '../runner/targets.js';
 import { InventoryError, type InventoryPos } from './errors.js';
 import { checkInventorySchema } from './schema.js';
-import { InputTooLargeError, readBounded } from '../report/read-input.js';
+import { InputTooLargeError, readBounded } from '../files/read-input.js';
 
 /** One lab machine, its paths resolved. */
 export interface LabHost {

@@ -7,7 +7,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { PtError } from '../../driver/base/errors.js';
 import type { ResultJson } from './result.js';
 import { RUN_FILES } from './run-dir.js';
-import { readBoundedText } from './read-input.js';
+import { readBoundedText } from '../files/read-input.js';
 import { loadSchemaFile } from './schema-file.js';
 
 /** The largest result.json read (one run's expectations and figures are a few kB; a corrupt run's events a few more). */

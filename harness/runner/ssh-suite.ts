@@ -6,13 +6,13 @@
 // the reference model is the PT unit (ssh-model-suite.ts). A machine with PT is refused too when
 // its module is missing, speaks another interface or cannot write MSRs (lockdown): the doctor's
 // checks of harness/link/doctor/, read through the helper before any run.
-import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { PtError, UnsupportedError } from '../../driver/base/errors.js';
 import { ptlabRunRefusal } from '../link/doctor/checks.js';
 import { readMachineFacts } from '../link/doctor/facts.js';
-import { checkPrivateKey, pinnedHostKey } from '../ssh/known-hosts.js';
+import { readClientKey, readKnownHosts } from '../ssh/key-files.js';
+import { pinnedHostKeys } from '../ssh/known-hosts.js';
 import { SshTarget } from '../ssh/ssh-target.js';
 import { laneCpus } from './cpu-map.js';
 import { HelperPtSuite } from './helper-suite.js';
@@ -30,16 +30,8 @@ const CONNECT_TIMEOUT_MS = 30_000;
 export async function connectSsh(reach: SshReach, requirePt: boolean, signal?: AbortSignal): Promise<SshTarget> {
   const keyFile = reach.key ?? join(homedir(), '.ssh', 'id_ed25519');
   const knownFile = reach.knownHost ?? join(homedir(), '.ssh', 'known_hosts');
-  const read = async (f: string, what: string): Promise<Buffer> => {
-    try {
-      return await readFile(f);
-    } catch (e) {
-      throw new PtError('bad_config', `cannot read ${what} ${f}: ${(e as Error).message}`, { cause: e });
-    }
-  };
-  const privateKey = await read(keyFile, 'the client key (--key)');
-  checkPrivateKey(privateKey, keyFile);
-  const hostKey = pinnedHostKey((await read(knownFile, 'the pinned host key (--known-host)')).toString('utf8'), reach.host, reach.port, knownFile);
+  const privateKey = await readClientKey(keyFile);
+  const hostKey = pinnedHostKeys(await readKnownHosts(knownFile), reach.host, reach.port, knownFile);
   const where = `ssh:${reach.label ?? reach.host}`;
   try {
     return await SshTarget.connect({

@@ -1,7 +1,7 @@
 // Reading a sequence file: YAML (the `yaml` package, which keeps every node's place), its integers
 // read exactly as bigints, and the file:line:col of any path into the document.
 import { isMap, isScalar, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
-import { InputTooLargeError, readBounded } from '../report/read-input.js';
+import { InputTooLargeError, readBounded } from '../files/read-input.js';
 import { SeqFileError, type SeqPos } from './errors.js';
 
 /** A path into the parsed document: mapping keys and sequence indices. */

@@ -6,6 +6,10 @@ import { PtError } from '../../driver/base/errors.js';
 export type SshFailure =
   /** The server's host key is not the pinned one (possible man in the middle): never connected. */
   | 'host_key_mismatch'
+  /** The server's host key is marked @revoked for it in the known-hosts file: never connected. */
+  | 'host_key_revoked'
+  /** The host name does not resolve (or names nothing): final, not retried. */
+  | 'no_such_host'
   /** The server refused our key. */
   | 'auth'
   /** TCP or protocol failure while connecting. */

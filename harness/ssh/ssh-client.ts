@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import { Client, type ClientChannel } from 'ssh2';
 import { PtError } from '../../driver/base/errors.js';
 import { SshError } from './errors.js';
+import type { PinnedKeys } from './known-hosts.js';
 
 /** Where and as whom to connect. */
 export interface SshConfig {
@@ -15,8 +16,11 @@ export interface SshConfig {
   readonly username: string;
   /** The client's private key (OpenSSH format). */
   readonly privateKey: string | Buffer;
-  /** The pinned host key: an OpenSSH public key line "ssh-ed25519 AAAA… [comment]". */
-  readonly hostKey: string;
+  /**
+   * The pinned host key: an OpenSSH public key line "ssh-ed25519 AAAA… [comment]", or the keys a
+   * known_hosts file pins for the host (any is accepted, a revoked one never: known-hosts.ts).
+   */
+  readonly hostKey: string | PinnedKeys;
 }
 
 /** What a command did. */
@@ -29,6 +33,12 @@ export interface SshExecResult {
 
 /** Default bound of a connection attempt. */
 export const SSH_CONNECT_TIMEOUT_MS = 20_000;
+
+/** How long a refused or reset connection is tried again (a booting guest starts its sshd a moment after its agent). */
+export const SSH_REFUSED_RETRY_MS = 5_000;
+
+/** getaddrinfo's answers for a name that does not resolve: final, unlike a refused connection. */
+const NO_SUCH_HOST = new Set(['ENOTFOUND', 'EAI_NONAME', 'EAI_NODATA', 'EAI_FAIL']);
 
 /** The key blob of an OpenSSH public key line (the base64 field), for comparing with what the server sends. */
 export function hostKeyBlob(line: string): Buffer {
@@ -52,9 +62,10 @@ export class SshClient implements AsyncDisposable {
 
   /** Connects, verifying the host key against the pinned one. */
   static async connect(cfg: SshConfig, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<SshClient> {
-    const pinned = hostKeyBlob(cfg.hostKey);
+    const pinned = typeof cfg.hostKey === 'string' ? { keys: [cfg.hostKey], revoked: [] } : cfg.hostKey;
+    const accepted = pinned.keys.map(hostKeyBlob), revoked = pinned.revoked.map(hostKeyBlob);
     const conn = new Client();
-    let mismatch: Buffer | undefined;
+    let mismatch: Buffer | undefined, wasRevoked = false;
     const where = `${cfg.host}:${cfg.port ?? 22}`;
     return new Promise<SshClient>((resolve, reject) => {
       const timeoutMs = opts.timeoutMs ?? SSH_CONNECT_TIMEOUT_MS;
@@ -74,10 +85,14 @@ export class SshClient implements AsyncDisposable {
         resolve(new SshClient(conn, where));
       });
       conn.on('error', (e: Error & { level?: string }) => {
-        if (mismatch !== undefined) {
-          fail(new SshError('host_key_mismatch', `the host key of ${where} is not the pinned key (got ${keyText(mismatch)})`, where, { cause: e }));
+        if (mismatch !== undefined && wasRevoked) {
+          fail(new SshError('host_key_revoked', `the host key of ${where} is marked @revoked in the known-hosts file (got ${keyText(mismatch)})`, where, { cause: e }));
+        } else if (mismatch !== undefined) {
+          fail(new SshError('host_key_mismatch', `the host key of ${where} is not ${accepted.length > 1 ? 'one of the pinned keys' : 'the pinned key'} (got ${keyText(mismatch)})`, where, { cause: e }));
         } else if (e.level === 'client-authentication') {
           fail(new SshError('auth', `${where} refused the client key for ${cfg.username}`, where, { cause: e }));
+        } else if (NO_SUCH_HOST.has((e as NodeJS.ErrnoException).code ?? '')) {
+          fail(new SshError('no_such_host', `${cfg.host} does not resolve (${(e as NodeJS.ErrnoException).code}): is the host name right?`, where, { cause: e }));
         } else {
           fail(new SshError('connect', `${where}: ${e.message}`, where, { cause: e }));
         }
@@ -89,7 +104,8 @@ export class SshClient implements AsyncDisposable {
         privateKey: cfg.privateKey,
         readyTimeout: timeoutMs,
         hostVerifier: (key: Buffer): boolean => {
-          if (key.equals(pinned)) return true;
+          wasRevoked = revoked.some((r) => r.equals(key));
+          if (!wasRevoked && accepted.some((k) => k.equals(key))) return true;
           mismatch = key;
           return false;
         },
@@ -104,16 +120,17 @@ export class SshClient implements AsyncDisposable {
   }
 
   /**
-   * Connects, retrying refused or reset connections until the server answers (a booting guest
-   * starts dropbear a moment after its guest agent); other failures are final.
+   * Connects, retrying refused or reset connections for `retryMs` (a booting guest starts dropbear a
+   * moment after its guest agent); other failures are final, a name that does not resolve at once.
    */
-  static async connectWhenReady(cfg: SshConfig, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<SshClient> {
+  static async connectWhenReady(cfg: SshConfig, opts: { signal?: AbortSignal; timeoutMs?: number; retryMs?: number } = {}): Promise<SshClient> {
     const deadline = Date.now() + (opts.timeoutMs ?? SSH_CONNECT_TIMEOUT_MS);
+    const retryUntil = Math.min(deadline, Date.now() + (opts.retryMs ?? SSH_REFUSED_RETRY_MS));
     for (;;) {
       try {
         return await SshClient.connect(cfg, { ...opts, timeoutMs: Math.max(1000, deadline - Date.now()) });
       } catch (e) {
-        if (!(e instanceof SshError) || e.failure !== 'connect' || Date.now() > deadline) throw e;
+        if (!(e instanceof SshError) || e.failure !== 'connect' || Date.now() > retryUntil) throw e;
         await new Promise((r) => setTimeout(r, 200));
       }
     }

@@ -2,6 +2,7 @@
 // to the file), and every wrong one refused at file:line:col with what is wrong, before anything
 // runs — the schema's refusals (docs/schemas/hosts.schema.json), the rules beyond it, and the key
 // files of the hosts a run selects.
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -83,13 +84,14 @@ describe('a wrong entry is refused at file:line:col', () => {
 });
 
 describe('the key files of the selected hosts', () => {
-  const KEY = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n';
+  // A real private key (RSA in PEM), for the checks ssh(1) makes; written private (0600) below.
+  const KEY = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'pkcs1', format: 'pem' } }).privateKey;
   const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ7bDh5Yw0ZQ4o3e1ov5kY1rC6HgK9oAp0Yt2rSPs0qk lab\n';
 
   /** The InventoryError an inventory at `root/<dir>` naming these files gives, or 'ok'. */
   async function check(dir: string, files: Record<string, string>, entry: string): Promise<string> {
     await mkdir(join(root, dir, 'keys'), { recursive: true });
-    for (const [f, t] of Object.entries(files)) await writeFile(join(root, dir, f), t);
+    for (const [f, t] of Object.entries(files)) await writeFile(join(root, dir, f), t, { mode: 0o600 });
     const inv = parseInventory(join(root, dir, 'lab.yaml'), `hosts:\n  - name: lab1\n    host: 10.0.0.5\n    port: 2222\n${entry}`);
     return checkHostFiles(inv, inv.hosts).then(() => 'ok', (e: unknown) => {
       if (!(e instanceof InventoryError)) throw e;
@@ -107,12 +109,19 @@ describe('the key files of the selected hosts', () => {
 
   test('a key file that is not there: refused at its path', async () => {
     expect(await check('nokey', {}, '    key: keys/missing\n    known-host: keys/lab.pub\n'))
-      .toMatch(/^key 5:10: host lab1: cannot read the client key <dir>\/keys\/missing: ENOENT/);
+      .toMatch(/^key 5:10: host lab1: cannot read a private key \(key\) <dir>\/keys\/missing: ENOENT/);
   });
 
   test('a public key given as the client key: refused', async () => {
     expect(await check('pubkey', { 'keys/id.pub': PUB, 'keys/lab.pub': PUB }, '    key: keys/id.pub\n    known-host: keys/lab.pub\n'))
-      .toBe('key 5:10: host lab1: <dir>/keys/id.pub is a public key; give the private key');
+      .toMatch(/^key 5:10: host lab1: key <dir>\/keys\/id\.pub is a public key; give the private key \(e\.g\. .*\/keys\/id\)$/);
+  });
+
+  test('a private key others may read: refused at its path, as ssh(1) refuses it', async () => {
+    await mkdir(join(root, 'open', 'keys'), { recursive: true });
+    await writeFile(join(root, 'open', 'keys', 'id'), KEY, { mode: 0o644 });
+    expect(await check('open', { 'keys/lab.pub': PUB }, '    key: keys/id\n    known-host: keys/lab.pub\n'))
+      .toMatch(/^key 5:10: host lab1: key <dir>\/keys\/id is readable by others \(mode 0644\)/);
   });
 
   test('a known_hosts file without the host\'s port: refused at known-host', async () => {

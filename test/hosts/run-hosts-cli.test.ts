@@ -31,7 +31,7 @@ async function ptlab(...argv: string[]): Promise<{ code: number; out: string; er
 /** An inventory of hosts on a port where no SSH server answers (1 s to give up), with a real key pair beside it. */
 async function downInventory(name: string, hosts: readonly { name: string; pt?: string; tags?: string[] }[]): Promise<string> {
   const k = utils.generateKeyPairSync('ed25519');
-  await writeFile(join(root, `${name}.key`), k.private);
+  await writeFile(join(root, `${name}.key`), k.private, { mode: 0o600 });
   await writeFile(join(root, `${name}.pub`), k.public);
   const port = DEAD;
   const file = join(root, `${name}.yaml`);

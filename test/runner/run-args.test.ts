@@ -3,7 +3,7 @@
 // runs, and how the ssh target finds its pinned host key (harness/ssh/known-hosts.ts).
 import { describe, expect, test } from 'vitest';
 import { parseRunArgs } from '../../harness/cli/commands/run.js';
-import { pinnedHostKey } from '../../harness/ssh/known-hosts.js';
+import { pinnedHostKeys } from '../../harness/ssh/known-hosts.js';
 
 const KEY = 'AAAAC3NzaC1lZDI1NTE5AAAAIHq0c2V0ZXN0a2V5Zm9ycHRsYWJ0ZXN0c29ubHkx';
 
@@ -68,7 +68,7 @@ test('qemu and ssh options on the sim target are refused', () => {
 
 describe('the pinned host key', () => {
   test('an OpenSSH public key file gives its type and key', () => {
-    expect(pinnedHostKey(`ssh-ed25519 ${KEY} root@guest\n`, 'anything')).toBe(`ssh-ed25519 ${KEY}`);
+    expect(pinnedHostKeys(`ssh-ed25519 ${KEY} root@guest\n`, 'anything').keys[0]).toBe(`ssh-ed25519 ${KEY}`);
   });
 
   test.for([
@@ -76,11 +76,11 @@ describe('the pinned host key', () => {
     { host: '127.0.0.1', port: 2222, line: `[127.0.0.1]:2222 ssh-ed25519 ${KEY}` },
   ])('a known_hosts entry names $host port $port', ({ host, port, line }) => {
     const text = `# comment\nother ssh-rsa AAAAB3Nza\n${line}\n`;
-    expect(pinnedHostKey(text, host, port)).toBe(`ssh-ed25519 ${KEY}`);
+    expect(pinnedHostKeys(text, host, port).keys[0]).toBe(`ssh-ed25519 ${KEY}`);
   });
 
   test('a known_hosts file without the host (or with only a hashed entry) is PtError bad_config', () => {
-    expect(() => pinnedHostKey(`|1|abc=|def= ssh-ed25519 ${KEY}\nlab2 ssh-ed25519 ${KEY}\n`, 'lab1', 22, 'kh'))
+    expect(() => pinnedHostKeys(`|1|abc=|def= ssh-ed25519 ${KEY}\nlab2 ssh-ed25519 ${KEY}\n`, 'lab1', 22, 'kh'))
       .toThrow(expect.objectContaining({ code: 'bad_config', message: expect.stringMatching(/no host key for lab1 in kh/) }));
   });
 });

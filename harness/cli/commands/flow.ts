@@ -13,7 +13,7 @@ import { commandArgs, parseCommandLine, UsageError } from '../args.js';
 import { LineBatch } from '../line-batch.js';
 import { isOutputError } from '../fd-sink.js';
 import { byteOutput, OUT_CHUNK, type CliIo } from '../main.js';
-import { InputTooLargeError, readBounded } from '../../report/read-input.js';
+import { InputTooLargeError, readBounded } from '../../files/read-input.js';
 import { inputName, readChunks } from '../read-stream.js';
 
 /** Where the command writes. */

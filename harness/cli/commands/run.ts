@@ -234,6 +234,7 @@ function reachOf(kind: TargetKind, given: ReadonlyMap<string, string>): TargetRe
   if (kind === 'ssh') {
     const host = given.get('--host');
     if (host === undefined) throw new PtError('bad_config', '--target ssh needs --host H');
+    if (host.trim() === '' || /\s/.test(host)) throw new PtError('bad_config', `--host must name a machine (a host name or an address), got '${host}'`);
     const portText = given.get('--port');
     const port = portText === undefined ? undefined : Number(portText);
     if (port !== undefined && (!/^\d+$/.test(portText!) || port < 1 || port > 65535)) throw new PtError('bad_config', `--port must be 1..65535, got '${portText}'`);
