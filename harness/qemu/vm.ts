@@ -131,8 +131,10 @@ export class QemuVm implements AsyncDisposable {
     const stderrBuf = { text: '' };
     // QEMU dies with us, even if we are killed with SIGKILL (setpriv sets PR_SET_PDEATHSIG, then execs it).
     const spawn = spawnArgs(binary, argv, await findOnPath('setpriv'));
+    // Its own process group (detached): a terminal's Ctrl-C goes to ptlab's group only, so ptlab
+    // stops the suite and then QEMU, instead of the guest dying under the run.
     const child = execa(spawn.file, spawn.args, {
-      stdin: 'ignore', stdout: 'ignore', stderr: 'pipe', buffer: false, reject: false, cleanup: true,
+      stdin: 'ignore', stdout: 'ignore', stderr: 'pipe', buffer: false, reject: false, cleanup: true, detached: true,
     });
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (s: string) => { stderrBuf.text = (stderrBuf.text + s).slice(-STDERR_KEEP); });

@@ -156,4 +156,18 @@ describe.skipIf(env.skip || !built)(`ptlab run --target qemu spawned from dist/$
     expect({ qemuSeen: qemuPids.length, code: r.exitCode, said: r.stderr.includes('interrupted'), alive, junit: existsSync(join(out, 'junit.xml')) })
       .toEqual({ qemuSeen: 1, code: 130, said: true, alive: [], junit: true });
   }, 90_000);
+
+  test('Ctrl-C at a terminal (SIGINT to ptlab\'s whole process group) interrupts the suite: QEMU is not in that group', async () => {
+    const out = join(root, 'terminal');
+    // ptlab as a shell starts it: the leader of a process group of its own, which the terminal signals.
+    const child = execa('node', [CLI, 'run', '--all', '--target', 'qemu', '--pt', 'model', '--accel', 'tcg', '--out', out], { reject: false, timeout: 90_000, detached: true });
+    await new Promise<void>((resolve) => {
+      void child.finally(resolve);
+      child.stderr!.on('data', (d: Buffer) => { if (/\[\s*1\//.test(d.toString())) { process.kill(-child.pid!, 'SIGINT'); resolve(); } });
+    });
+    const r = await child;
+    const junit = await readFile(join(out, 'junit.xml'), 'utf8').catch(() => '');
+    expect({ code: r.exitCode, interrupted: r.stderr.includes('interrupted'), died: /the target died/.test(r.stderr + junit) })
+      .toEqual({ code: 130, interrupted: true, died: false });
+  }, 90_000);
 });
