@@ -22,6 +22,8 @@ import { firstSkip, needs, type Scenario } from './scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 const REGION = 4096;
+/** Branches before the TraceStop's target is first reached: three regions' worth at 0.1 bytes a branch. */
+const LATE_BRANCHES = 120_000;
 const MASK_PTRS = IA32_RTIT_OUTPUT_MASK_PTRS.address;
 const NEAR = new Set([K_JCC, K_JMP, K_CALL, K_RET]);
 
@@ -57,9 +59,10 @@ export const tracestopInSkid: Scenario = {
   sim: { pmiSkid: 2 * REGION },
   negative: 'ignore-addr-cfg',
   async run(ctx) {
-    // A target first reached late on a long path, so the trace up to it fills at least one 4 KiB region
-    // (a path that only loops early has no such target: derived seeds are tried then).
-    const w = ctx.workload({ minBranches: 40_000, where: (x) => lateTarget(x).firstHit >= 40_000 });
+    // A target first reached late on a long path, so the trace up to it fills more than one 4 KiB region
+    // even at the lowest rate a workload writes (about 0.1 bytes a branch: seed 318's 40,000 branches
+    // made 3,904 bytes); a path that only loops early has no such target: derived seeds are tried then.
+    const w = ctx.workload({ minBranches: LATE_BRANCHES, where: (x) => lateTarget(x).firstHit >= LATE_BRANCHES });
     const { target, firstHit } = lateTarget(w);
     const ranges = [{ role: 'tracestop' as const, a: target, b: target }];
     // Probe: 1 MiB regions (the INT one fills far beyond the trace), so no PMI comes before the TraceStop.
