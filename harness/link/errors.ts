@@ -26,6 +26,8 @@ export type TargetFailure =
   | 'exited'
   /** A deadline passed before the answer arrived. */
   | 'timeout'
+  /** A request timed out and the machine behind it was asked and did not answer either (harness/qemu/liveness.ts). */
+  | 'not_responding'
   /** The socket closed under a pending request. */
   | 'closed'
   /** The peer sent something the protocol does not allow. */

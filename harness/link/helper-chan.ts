@@ -61,6 +61,12 @@ export const HELPER_MAX_BUFREAD = 256 * 1024;
 
 type Pending = PendingReply<string[], string>;
 
+/**
+ * Asked when a request timed out: why the machine behind the helper is not responding, or
+ * undefined when it is alive (the request was only slow). The qemu target asks QMP and the agent.
+ */
+export type LivenessProbe = () => Promise<string | undefined>;
+
 /** A client of the guest helper on the host end of its port. */
 export class HelperChannel implements AsyncDisposable {
   private lost: string | undefined;
@@ -70,6 +76,9 @@ export class HelperChannel implements AsyncDisposable {
   private readonly lines = new LineSplitter();
   private nextId = 1;
   private readonly pending = new Map<string, Pending>();
+  private liveness: LivenessProbe | undefined;
+  /** The probe in progress: requests timing out together ask once. */
+  private probing: Promise<string | undefined> | undefined;
 
   /** `path`: the helper's unix socket (QEMU's chardev); a description when `stream` is given. */
   constructor(readonly path: string, private readonly stream?: Duplex) {}
@@ -328,11 +337,36 @@ export class HelperChannel implements AsyncDisposable {
     return q;
   }
 
+  /**
+   * From now on a request that times out asks `probe` whether the machine still runs; when it does
+   * not, the connection is lost with the probe's reason (`lostBecause`), every pending and later
+   * request fails at once, and the timed-out request throws TargetError('not_responding').
+   */
+  watchLiveness(probe: LivenessProbe): void {
+    this.liveness = probe;
+  }
+
   /** Sends `verb args…` and returns the fields after `ok`. */
   async request(verb: string, args: readonly string[], opts: TimedOpts = {}): Promise<string[]> {
     this.require(verb, 'running');
-    return withDeadline(opts, HELPER_REQUEST_TIMEOUT_MS, 'helper-command', `guest helper ${verb}`,
-      (signal) => this.send(verb, args, signal), () => ({ sent: `${verb} ${args.join(' ')}` }));
+    const sent = `${verb} ${args.join(' ')}`;
+    try {
+      return await withDeadline(opts, HELPER_REQUEST_TIMEOUT_MS, 'helper-command', `guest helper ${verb}`,
+        (signal) => this.send(verb, args, signal), () => ({ sent }));
+    } catch (e) {
+      const silent = e instanceof TargetError && e.failure === 'timeout' ? await this.whySilent() : undefined;
+      if (silent === undefined) throw e;
+      const why = `${silent} (after guest helper ${verb} timed out)`;
+      this.teardown(new Error(why));
+      throw new TargetError('helper-command', 'not_responding', why, { sent }, { cause: e });
+    }
+  }
+
+  /** The liveness probe's verdict after a timeout (one probe for requests timing out together). */
+  private async whySilent(): Promise<string | undefined> {
+    if (this.liveness === undefined || this.stateNow !== 'running') return undefined;
+    this.probing ??= this.liveness().catch(() => undefined).finally(() => { this.probing = undefined; });
+    return this.probing;
   }
 
   /** Closes the connection (idempotent); pending requests fail with 'closed'. */

@@ -94,6 +94,9 @@ export class QemuTarget extends HelperTarget {
     try {
       const timed: TimedOpts = { timeoutMs: opts.helperTimeoutMs ?? 30_000, ...(opts.signal === undefined ? {} : { signal: opts.signal }) };
       await helper.connect(timed);
+      // A request that times out asks QMP and the agent whether the guest still runs: a stopped
+      // QEMU or a hung guest ends the target at once, named "not responding", not run after run.
+      helper.watchLiveness(() => vm.whyNotResponding());
       const { module, cpus } = await helper.info(timed);
       const o: HelperTargetOptions = { pmiClearsTraceEn: opts.pmiClearsTraceEn ?? false, allowMsr: opts.allowMsr ?? false };
       t = new QemuTarget(vm, helper, module, config, o, Math.max(1, cpus));

@@ -13,6 +13,7 @@ import { StateError, TargetError, type TargetEvidence, type TargetPhase } from '
 import { GuestRam } from './guest-ram.js';
 import { consoleLogDir, consoleLogPath, guestRamPath, keptLogPath, reapLeftovers, runDirPrefix, spawnArgs } from './leftovers.js';
 import { findOnPath, QEMU_BINARY } from './images.js';
+import { judgeLiveness } from './liveness.js';
 import { QgaClient } from './qga.js';
 import { QmpClient } from './qmp.js';
 import { isNotListening } from '../link/socket.js';
@@ -100,6 +101,20 @@ export class QemuVm implements AsyncDisposable {
   }
 
   private logNow: string;
+  /** QMP stopped answering (a liveness probe said so): dispose kills QEMU without asking it to quit. */
+  private hung = false;
+
+  /**
+   * Why this guest is not responding, or undefined while it is alive or has exited (its exit
+   * explains itself): asked when a helper request timed out (harness/qemu/liveness.ts).
+   */
+  async whyNotResponding(): Promise<string | undefined> {
+    if (this.exitNow !== undefined || this.stateNow !== 'running') return undefined;
+    const v = await judgeLiveness(this.qmp, this.qga);
+    if (v.alive) return undefined;
+    if (v.qemuHung) this.hung = true;
+    return v.reason;
+  }
 
   /** The console log at dispose: removed, kept under its kept name, or left as the caller's. */
   private async endLog(): Promise<void> {
@@ -203,10 +218,10 @@ export class QemuVm implements AsyncDisposable {
     let killed = false;
     try {
       await this.qga?.close();
-      if (this.exitNow === undefined && this.qmp.state === 'running') {
+      if (this.exitNow === undefined && this.qmp.state === 'running' && !this.hung) {
         await this.qmp.execute('quit', undefined, { timeoutMs: this.quitTimeoutMs }).catch(() => undefined);
       }
-      const soft = await within(this.exited, this.quitTimeoutMs);
+      const soft = this.hung && this.exitNow === undefined ? undefined : await within(this.exited, this.quitTimeoutMs);
       if (soft === undefined) {
         killed = true;
         await hardStop(this.child, this.exited);
@@ -222,7 +237,8 @@ export class QemuVm implements AsyncDisposable {
       const consoleTail = await tail(this.consoleLog);
       await this.endLog();
       throw new TargetError('shutdown', 'abnormal_shutdown',
-        killed ? `QEMU did not exit within ${this.quitTimeoutMs} ms of quit and was killed` : `QEMU died by ${exit.signal}`,
+        !killed ? `QEMU died by ${exit.signal}` : this.hung ? 'QEMU was not responding and was killed'
+          : `QEMU did not exit within ${this.quitTimeoutMs} ms of quit and was killed`,
         { argv: this.argv, exitCode: exit.exitCode, signal: exit.signal, stderr: this.stderrBuf.text, consoleLog: this.consoleLog, consoleTail });
     }
     await this.endLog();

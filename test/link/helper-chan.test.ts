@@ -1,7 +1,7 @@
 // The helper line-protocol client against a fake helper (the real one runs in vm.test.ts).
 import { describe, expect, test } from 'vitest';
 import { GeneralProtectionError } from '../../driver/hw/cpu-fault.js';
-import { HelperError } from '../../harness/link/errors.js';
+import { HelperError, TargetError } from '../../harness/link/errors.js';
 import { HelperChannel } from '../../harness/link/helper-chan.js';
 import { fakeHelper } from './fake-helper.js';
 
@@ -47,5 +47,39 @@ describe('HelperChannel', () => {
     await chan.connect();
     await expect(chan.rdmsr(0, 0x10, { timeoutMs: 50 })).rejects.toMatchObject({ phase: 'helper-command', failure: 'timeout' });
     await expect(chan.ping()).resolves.toBeUndefined();
+  });
+
+  test('a timeout the liveness probe explains loses the connection at once, with the probe\'s reason', async () => {
+    await using h = await fakeHelper((verb) => (verb === 'rdmsr' ? '' : 'ok pong'));
+    await using chan = new HelperChannel(h.path);
+    await chan.connect();
+    let asked = 0;
+    chan.watchLiveness(async () => { asked++; return 'QEMU is not responding'; });
+    const [a, b] = await Promise.all([
+      chan.rdmsr(0, 0x10, { timeoutMs: 50 }).catch((e: unknown) => e),
+      chan.rdmsr(1, 0x10, { timeoutMs: 50 }).catch((e: unknown) => e),
+    ]);
+    const later = await chan.ping().catch((e: unknown) => e);
+    expect({
+      a: a instanceof TargetError && a.failure,
+      b: b instanceof TargetError && /QEMU is not responding/.test(b.message),
+      message: (a as Error).message,
+      asked,
+      lost: chan.lostBecause,
+      later: later instanceof Error,
+    }).toEqual({
+      a: 'not_responding', b: true, message: 'helper-command: QEMU is not responding (after guest helper rdmsr timed out)', asked: 1,
+      lost: 'QEMU is not responding (after guest helper rdmsr timed out)', later: true,
+    });
+  });
+
+  test('a timeout the liveness probe finds alive stays a timeout, and the connection goes on', async () => {
+    await using h = await fakeHelper((verb) => (verb === 'rdmsr' ? '' : 'ok pong'));
+    await using chan = new HelperChannel(h.path);
+    await chan.connect();
+    chan.watchLiveness(async () => undefined);
+    await expect(chan.rdmsr(0, 0x10, { timeoutMs: 50 })).rejects.toMatchObject({ failure: 'timeout' });
+    await expect(chan.ping()).resolves.toBeUndefined();
+    expect(chan.lostBecause).toBeUndefined();
   });
 });
