@@ -48,6 +48,7 @@ export function summaryTable(runs: readonly ResultJson[]): string {
   const w0 = Math.max(8, ...scenarios.map((s) => s.length));
   const ws = profiles.map((p) => Math.max(4, p.length, ...scenarios.map((s) => cell(s, p).length)));
   const row = (first: string, cells: string[]) => [first.padEnd(w0), ...cells.map((c, i) => c.padEnd(ws[i]!))].join('  ').trimEnd();
+  if (runs.length === 0) return '0 runs\n'; // no matrix to draw (a suite interrupted before its first run)
   const lines = [row('scenario', profiles), row('-'.repeat(w0), ws.map((w) => '-'.repeat(w)))];
   for (const s of scenarios) lines.push(row(s, profiles.map((p) => cell(s, p))));
   lines.push('', `${runs.length} runs: ${counts(runs)}`);

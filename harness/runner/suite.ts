@@ -131,15 +131,24 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
   const created = await prepareOut(plan.out, plan.force);
   // Under --force an earlier shard's identity must not outlive it: this suite is another one.
   if (plan.shard === undefined) await removeShardJson(plan.out);
+  // Interrupted while the target opens (a boot, an SSH connect): no run was made, and junit.xml and
+  // results.jsonl say so, marked incomplete, as any interrupted suite's do.
+  const interruptedOpening = async (e: unknown): Promise<SuiteOutcome> => {
+    const cause = (e as Error).cause instanceof Error ? (e as Error).cause as Error : e as Error;
+    const reason = `interrupted while opening the target, before any run (${cause.message})`;
+    const written = await writeSuiteFiles(plan.out, [], reason, sweep);
+    return { results: [], sections: new Map(), incomplete: { cause: 'interrupted', reason }, ...written };
+  };
+  const sweep = plan.lastSeed !== undefined;
   let host: SuiteTarget;
   try {
     host = await openSuiteTarget(plan.target, plan.reach, opts.signal);
   } catch (e) {
+    if (isInterrupted(e, opts.signal)) return interruptedOpening(e);
     await unprepareOut(plan.out, created); // no target, no run: leave nothing behind
     throw e;
   }
   const profiles: readonly (ProfileName | CpuProfile)[] = host.probed ? [host.probed] : plan.profiles;
-  const sweep = plan.lastSeed !== undefined;
   const keep = plan.keep ?? (sweep ? 'failed' : 'all');
   const maxFailures = plan.maxTargetFailures ?? DEFAULT_MAX_TARGET_FAILURES;
   // The cells in the unsharded order (matrix.ts cellsOf); a shard keeps its own.
@@ -151,6 +160,7 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
     lanes = await openLanes(plan, host, Math.max(1, Math.min(plan.jobs ?? 1, jobs.length)), opts.signal);
   } catch (e) {
     await Promise.resolve(host[Symbol.asyncDispose]()).catch(() => undefined);
+    if (isInterrupted(e, opts.signal)) return interruptedOpening(e);
     await unprepareOut(plan.out, created);
     throw e;
   }
@@ -275,11 +285,7 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
       if (incomplete?.cause !== 'target-died' || (e instanceof TargetError && e.phase === 'shutdown')) disposeError = (e as Error).message;
     });
     const why = incomplete?.reason;
-    await replaceFile(join(plan.out, 'junit.xml'), sweep ? junitSweepXml(timed, why) : junitXml(timed, why))
-      .catch((e: unknown) => { junitError = (e as Error).message; });
-    await replaceFile(join(plan.out, RESULTS_FILE), resultsIndexText(timed))
-      .then(() => shardJson && writeShardJson(plan.out, { ...shardJson, status: why === undefined ? 'done' : 'incomplete', runs: timed.length, ...(why === undefined ? {} : { incomplete: why }) }))
-      .catch((e: unknown) => { indexError = (e as Error).message; });
+    ({ junitError, indexError } = await writeSuiteFiles(plan.out, timed, why, sweep, shardJson));
   }
   // junit.xml and results.jsonl now list the runs made and the rest as not run; the command exits EXIT.internal.
   if (internal !== undefined) throw internal.error;
@@ -287,6 +293,24 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
     results: timed.map((t) => t.result), sections,
     ...(incomplete ? { incomplete } : {}), ...(disposeError ? { disposeError } : {}), ...(junitError ? { junitError } : {}), ...(indexError ? { indexError } : {}),
   };
+}
+
+/** An open interrupted by the suite's signal (a Ctrl-C during boot), as opposed to a target that failed to open. */
+function isInterrupted(e: unknown, signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true && e instanceof PtError && e.code === 'aborted';
+}
+
+/** junit.xml, results.jsonl (and a shard's shard.json) of the runs in `timed`; what could not be written, in words. */
+async function writeSuiteFiles(
+  out: string, timed: readonly TimedResult[], why: string | undefined, sweep: boolean, shardJson?: ShardJson,
+): Promise<{ junitError?: string; indexError?: string }> {
+  const errors: { junitError?: string; indexError?: string } = {};
+  await replaceFile(join(out, 'junit.xml'), sweep ? junitSweepXml(timed, why) : junitXml(timed, why))
+    .catch((e: unknown) => { errors.junitError = (e as Error).message; });
+  await replaceFile(join(out, RESULTS_FILE), resultsIndexText(timed))
+    .then(() => shardJson && writeShardJson(out, { ...shardJson, status: why === undefined ? 'done' : 'incomplete', runs: timed.length, ...(why === undefined ? {} : { incomplete: why }) }))
+    .catch((e: unknown) => { errors.indexError = (e as Error).message; });
+  return errors;
 }
 
 /**

@@ -104,4 +104,28 @@ describe.skipIf(env.skip || !built)(`a dying or hung qemu target${env.skip ? ` (
       leftovers: await leftoversOf(child.pid!),
     }).toEqual({ code: 130, internal: false, incomplete: true, qemuAlive: false, leftovers: [] });
   }, 180_000);
+
+  test('Ctrl-C during boot: exit 130, junit.xml and the summary say interrupted before any run, nothing left behind', async () => {
+    const out = join(root, 'boot');
+    const child = execa('node', [CLI, 'run', '--all', '--target', 'qemu', '--pt', 'model', '--accel', 'tcg', '--cpu', 'skylake', '--out', out],
+      { reject: false, timeout: 120_000 });
+    // QEMU is up as a child of ptlab, and the guest still boots: interrupt now.
+    let qemu: number | undefined;
+    for (let i = 0; i < 200 && qemu === undefined && child.exitCode === null; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      const p = await execa('ps', ['-o', 'pid=,comm=', '--ppid', String(child.pid)], { reject: false });
+      qemu = p.stdout.split('\n').filter((l) => l.includes('qemu')).map((l) => Number.parseInt(l.trim(), 10))[0];
+    }
+    child.kill('SIGINT');
+    const r = await child;
+    const junit = await readFile(join(out, 'junit.xml'), 'utf8').catch(() => '');
+    expect({
+      qemuSeen: qemu !== undefined,
+      code: r.exitCode,
+      junit: /ptlab\.incomplete[\s\S]*interrupted while opening the target, before any run/.test(junit),
+      summary: /^0 runs\nINCOMPLETE: interrupted while opening the target/m.test(String(r.stdout)),
+      qemuAlive: qemu !== undefined && alive(qemu),
+      leftovers: await leftoversOf(child.pid!),
+    }).toEqual({ qemuSeen: true, code: 130, junit: true, summary: true, qemuAlive: false, leftovers: [] });
+  }, 150_000);
 });
