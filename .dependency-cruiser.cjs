@@ -106,6 +106,13 @@ module.exports = {
       to: { path: '^harness/crash/' },
     },
     {
+      name: 'fuzz-below-the-cli-only',
+      comment: 'harness/fuzz is the CLI fuzz (npm run fuzz): it drives ptlab as processes, so nothing but its CLI entry imports it, and it imports no command.',
+      severity: 'error',
+      from: { path: '^harness/', pathNot: '^harness/(cli|fuzz)/' },
+      to: { path: '^harness/fuzz/' },
+    },
+    {
       name: 'report-html-reads-run-directories',
       comment: 'harness/report/html (ptlab report) reads run directories through the report layer and the codecs; run and merge call it, it calls neither them nor a target.',
       severity: 'error',

@@ -1,10 +1,19 @@
 // The bytes of a trace given on the command line, as an async sequence of chunks: a regular file,
 // a FIFO, /dev/stdin, or `-` for standard input. Nothing here trusts a file's size (a pipe has
-// none), so the end is where the reads end.
+// none), so the end is where the reads end. A device is refused: /dev/zero or /dev/urandom never
+// ends and is never a trace (a driver's device is read through a pipe: `ptlab dump - < DEVICE`).
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { PtError } from '../../driver/base/errors.js';
 
 /** Chunks of at least `min` bytes (the last may be shorter) read from `path` (`-`: standard input). */
 export async function* readChunks(path: string, min: number): AsyncGenerator<Uint8Array> {
+  if (path !== '-') {
+    const st = await stat(path);
+    if (st.isCharacterDevice() || st.isBlockDevice()) {
+      throw new PtError('bad_config', `${path}: a ${st.isBlockDevice() ? 'block' : 'character'} device, not a trace file (read a device through a pipe: - < ${path})`);
+    }
+  }
   const src: AsyncIterable<Buffer> = path === '-' ? process.stdin : createReadStream(path, { highWaterMark: min });
   let parts: Buffer[] = [];
   let held = 0;
@@ -23,4 +32,22 @@ export async function* readChunks(path: string, min: number): AsyncGenerator<Uin
 /** What `path` names in messages. */
 export function inputName(path: string): string {
   return path === '-' ? 'standard input' : path;
+}
+
+/** The system's words for the errors an input file gives (strerror(3)), as a Unix tool prints them. */
+const STRERROR: Readonly<Record<string, string>> = {
+  ENOENT: 'No such file or directory', EISDIR: 'Is a directory', ENOTDIR: 'Not a directory', EACCES: 'Permission denied',
+  EPERM: 'Operation not permitted', ELOOP: 'Too many levels of symbolic links', EIO: 'Input/output error',
+  ENXIO: 'No such device or address', ENAMETOOLONG: 'File name too long', EMFILE: 'Too many open files',
+};
+
+/**
+ * Why an input could not be read, as `PATH: reason` (`ptlab dump: /x.pt: No such file or
+ * directory`), or undefined when `e` is not an input's error (a bug, or the output's: rethrow it).
+ */
+export function inputProblem(path: string, e: unknown): string | undefined {
+  if (e instanceof PtError && e.code === 'bad_config') return e.message;
+  const code = (e as NodeJS.ErrnoException).code;
+  if (typeof code !== 'string' || e instanceof PtError) return undefined;
+  return `${inputName(path)}: ${STRERROR[code] ?? (e as Error).message}`;
 }

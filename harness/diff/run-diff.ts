@@ -1,10 +1,10 @@
 // `ptlab diff A B`: two run directories compared section by section — verdict and expectations,
 // the memory oracle's events and the leaked buffers (result.json `corrupt`, `leaked`), transcript (addresses by role, no timestamps), packets (timing left out unless asked), flow, and
 // the loss ledger — each with its first divergence and the lines around it (issue 11 item 4).
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
-import { RUN_FILES } from '../report/run-dir.js';
+import { readRunFile, RUN_FILES, type RunFile } from '../report/run-dir.js';
 import { flowOfRunDir } from '../runner/flow-check.js';
 import { streamPackets } from './packets.js';
 import { gpRuleOf, normalTranscript } from './transcript.js';
@@ -41,9 +41,9 @@ export interface DiffOptions {
 /** Items of context shown on each side of a divergence. */
 const CONTEXT = 2;
 
-async function readOptional(dir: string, file: string): Promise<Buffer | undefined> {
+async function readOptional(dir: string, file: RunFile): Promise<Buffer | undefined> {
   try {
-    return await readFile(join(dir, file));
+    return await readRunFile(dir, file);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;

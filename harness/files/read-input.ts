@@ -33,10 +33,10 @@ export async function readBounded(path: string, max: number, what: string): Prom
 }
 
 /**
- * The text of the regular file at `path`, at most `max` bytes (a FIFO or a device is refused, not
+ * The bytes of the regular file at `path`, at most `max` bytes (a FIFO or a device is refused, not
  * read without end); PtError('bad_config') otherwise. A missing file throws its ENOENT as it is.
  */
-export async function readBoundedText(path: string, max: number, what: string): Promise<string> {
+export async function readBoundedFile(path: string, max: number, what: string): Promise<Buffer> {
   let f;
   try {
     // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below, as not a regular file).
@@ -55,9 +55,13 @@ export async function readBoundedText(path: string, max: number, what: string): 
     const buf = Buffer.alloc(want);
     const { bytesRead } = await f.read(buf, 0, want, 0);
     if (bytesRead > max) throw new InputTooLargeError(path, max, what);
-    return buf.subarray(0, bytesRead).toString('utf8');
+    return buf.subarray(0, bytesRead);
   } finally {
     await f.close();
   }
 }
 
+/** The text (UTF-8) of the regular file at `path`, at most `max` bytes: readBoundedFile. */
+export async function readBoundedText(path: string, max: number, what: string): Promise<string> {
+  return (await readBoundedFile(path, max, what)).toString('utf8');
+}

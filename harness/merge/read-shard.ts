@@ -1,11 +1,11 @@
 // One shard directory as `ptlab merge` reads it (docs/sharding.md): its shard.json, its index of
 // results (results.jsonl) and the run directories it holds. A directory that is no finished shard
 // is a MergeError naming it.
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
 import type { TimedResult } from '../report/junit.js';
-import { parseResultsIndex, RESULTS_FILE } from '../report/results-index.js';
+import { parseResultsIndex, readResultsIndexFile, RESULTS_FILE } from '../report/results-index.js';
 import { RUN_FILES } from '../report/run-dir.js';
 import { fingerprintOf } from '../runner/matrix.js';
 import { readShardJson, SHARD_FILE, type ShardJson } from '../runner/shard.js';
@@ -45,7 +45,7 @@ export async function readShard(dir: string): Promise<Shard> {
   }
   let runs: TimedResult[];
   try {
-    runs = parseResultsIndex(await readFile(join(dir, RESULTS_FILE), 'utf8'));
+    runs = parseResultsIndex(await readResultsIndexFile(dir));
   } catch (e) {
     const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'is missing' : `is not valid: ${(e as Error).message}`;
     if (e instanceof PtError || (e as NodeJS.ErrnoException).code !== undefined) throw new MergeError('bad-shard', [dir], `${name}: ${RESULTS_FILE} ${why}`);

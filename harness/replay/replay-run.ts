@@ -1,11 +1,11 @@
 // A run directory replayed on a suite target (docs/replay.md): its result.json names the scenario,
 // profile and seed, its transcript.jsonl the operations. The target builds the CPU as a run of that
 // scenario would (the scenario's model settings on a model), then the transcript is issued on it.
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CustodyTarget } from '../../driver/custody.js';
 import { describeLeaks } from '../../driver/teardown.js';
-import { RUN_FILES } from '../report/run-dir.js';
+import { readRunFile, RUN_FILES, type RunFile } from '../report/run-dir.js';
+import { PtError } from '../../driver/base/errors.js';
 import type { SuiteTarget } from '../runner/suite-target.js';
 import { findScenario } from '../scenarios/index.js';
 import type { SimSettings } from '../scenarios/scenario.js';
@@ -50,9 +50,9 @@ export interface ReplayReport {
 interface RecordedResult { scenario?: unknown; profile?: unknown; seed?: unknown }
 
 async function readRun(dir: string): Promise<{ result: RecordedResult; lines: Record<string, unknown>[] }> {
-  const read = (f: string): Promise<string> => readFile(join(dir, f), 'utf8').catch((e: NodeJS.ErrnoException) => {
+  const read = (f: RunFile): Promise<string> => readRunFile(dir, f).then((b) => b.toString('utf8'), (e: NodeJS.ErrnoException) => {
     if (e.code === 'ENOENT') throw new NotReplayableError(`${dir} has no ${f}: not a run directory, or its run recorded nothing`);
-    throw e;
+    throw e instanceof PtError ? new NotReplayableError(e.message) : e;
   });
   const result: RecordedResult = await readResultJson(dir).catch((e: unknown) => {
     throw e instanceof NotARunDirError ? new NotReplayableError(`${dir} has no ${RUN_FILES.result}: not a run directory, or its run recorded nothing`) : e;

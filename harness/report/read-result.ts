@@ -6,12 +6,9 @@ import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { PtError } from '../../driver/base/errors.js';
 import type { ResultJson } from './result.js';
-import { RUN_FILES } from './run-dir.js';
-import { readBoundedText } from '../files/read-input.js';
+import { readRunFile, RUN_FILES } from './run-dir.js';
 import { loadSchemaFile } from './schema-file.js';
 
-/** The largest result.json read (one run's expectations and figures are a few kB; a corrupt run's events a few more). */
-export const RESULT_JSON_MAX_BYTES = 16 << 20;
 
 let validate: ValidateFunction | undefined;
 
@@ -26,9 +23,9 @@ export class NotARunDirError extends PtError {
 /** The result.json of run directory `dir`, checked against its schema; PtError('bad_config') naming the file and the first problem. */
 export async function readResultJson(dir: string): Promise<ResultJson> {
   const path = join(dir, RUN_FILES.result);
-  const text = await readBoundedText(path, RESULT_JSON_MAX_BYTES, `a ${RUN_FILES.result}`).catch((e: NodeJS.ErrnoException) => {
+  const text = (await readRunFile(dir, RUN_FILES.result).catch((e: NodeJS.ErrnoException) => {
     throw e.code === 'ENOENT' ? new NotARunDirError(dir, { cause: e }) : e;
-  });
+  })).toString('utf8');
   let value: unknown;
   try {
     value = JSON.parse(text);

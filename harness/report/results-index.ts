@@ -2,12 +2,22 @@
 // --out: one line per run made, in the order of the suite, with result.json's keys and the run's
 // time in milliseconds (`ms`). It holds the runs that keep no directory (a sweep's passing runs)
 // too, so `ptlab merge` rebuilds junit.xml and the summary from it (docs/sharding.md).
+import { join } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
+import { readBoundedFile } from '../files/read-input.js';
 import type { TimedResult } from './junit.js';
 import { VERDICTS, type ResultJson, type Verdict } from './result.js';
 
 /** The file name, at the root of --out. */
 export const RESULTS_FILE = 'results.jsonl';
+
+/** The most bytes a results.jsonl holds (a sweep of a million runs writes about 200 MB): past it, it is not ptlab's. */
+export const RESULTS_INDEX_MAX_BYTES = 512 << 20;
+
+/** The results.jsonl of the suite or shard `dir`: a regular file within its bound; ENOENT as it is, PtError('bad_config') otherwise. */
+export async function readResultsIndexFile(dir: string): Promise<string> {
+  return (await readBoundedFile(join(dir, RESULTS_FILE), RESULTS_INDEX_MAX_BYTES, `a ${RESULTS_FILE}`)).toString('utf8');
+}
 
 /** One line of results.jsonl: result.json's keys in their order, then `ms`. */
 export function resultsLine({ result: r, ms }: TimedResult): string {

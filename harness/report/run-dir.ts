@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import type { LossLedger } from '../../driver/collect/ledger.js';
 import type { CpuIdentity, TraceTiming } from './interop.js';
 import { resultJsonText, type ResultJson } from './result.js';
+import { readBoundedFile } from '../files/read-input.js';
 
 /** image.json: where the workload's code sits, and the CPU's leaf 14H. */
 export interface ImageJson {
@@ -42,6 +43,26 @@ export const RUN_FILES = {
   result: 'result.json', transcript: 'transcript.jsonl', trace: 'trace.pt', losses: 'losses.json',
   image: 'image.bin', imageJson: 'image.json', truth: 'truth.jsonl',
 } as const;
+
+/**
+ * The most bytes each file of a run directory holds, far above what a run writes (a stress run's
+ * transcript is tens of MB, its trace a few): a larger file, a device or a FIFO there is not ptlab's.
+ */
+export const RUN_FILE_MAX_BYTES: Readonly<Record<RunFile, number>> = {
+  'result.json': 16 << 20, 'transcript.jsonl': 256 << 20, 'trace.pt': 256 << 20, 'losses.json': 16 << 20,
+  'image.bin': 256 << 20, 'image.json': 1 << 20, 'truth.jsonl': 256 << 20,
+};
+
+/** A file's name in a run directory. */
+export type RunFile = (typeof RUN_FILES)[keyof typeof RUN_FILES];
+
+/**
+ * `dir/file` of a run directory given as input (diff, replay, report): a regular file within its
+ * bound (RUN_FILE_MAX_BYTES), read without waiting on a FIFO. ENOENT as it is; PtError('bad_config') otherwise.
+ */
+export function readRunFile(dir: string, file: RunFile): Promise<Buffer> {
+  return readBoundedFile(join(dir, file), RUN_FILE_MAX_BYTES[file], `a run directory's ${file}`);
+}
 
 /** Files earlier ptlab versions wrote into a run directory (replaced with it under --force). */
 const EARLIER_RUN_FILES = ['junit.xml'];

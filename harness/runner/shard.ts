@@ -1,9 +1,10 @@
 // Sharding a suite (`ptlab run --shard i/n`, docs/sharding.md): which cells a shard runs, and
 // shard.json, the file at the root of a shard's --out that says which shard it is and which
 // matrix it was cut from, so `ptlab merge` can refuse shards that do not belong together.
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
+import { readBoundedText } from '../files/read-input.js';
 import type { Cell, MatrixDef } from './matrix.js';
 import { replaceFile } from '../report/owned-files.js';
 
@@ -33,6 +34,8 @@ export function cellsOfShard<C extends Pick<Cell, 'index'>>(cells: readonly C[],
 
 /** The file name, at the root of a shard's --out. */
 export const SHARD_FILE = 'shard.json';
+/** The most bytes a shard.json holds (it records the matrix, not the runs). */
+export const SHARD_JSON_MAX_BYTES = 1 << 20;
 /** The format tag of shard.json (a new tag if its meaning ever changes: /2 deals cells in rotated blocks, /1 plain round-robin). */
 export const SHARD_FORMAT = 'ptlab-shard/2';
 
@@ -101,7 +104,8 @@ export function parseShardJson(text: string): ShardJson {
 
 /** shard.json of the directory `dir`; undefined when it has none. Throws PtError('bad_config') when it is not valid. */
 export async function readShardJson(dir: string): Promise<ShardJson | undefined> {
-  const text = await readFile(join(dir, SHARD_FILE), 'utf8').catch((e: NodeJS.ErrnoException) => { if (e.code === 'ENOENT') return undefined; throw e; });
+  const text = await readBoundedText(join(dir, SHARD_FILE), SHARD_JSON_MAX_BYTES, `a ${SHARD_FILE}`)
+    .catch((e: NodeJS.ErrnoException) => { if (e.code === 'ENOENT') return undefined; throw e; });
   return text === undefined ? undefined : parseShardJson(text);
 }
 

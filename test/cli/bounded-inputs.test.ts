@@ -18,6 +18,9 @@ const CASES = [
   { what: 'a losses.json', argv: ['flow', join(run, 'trace.pt'), '--image', `${join(run, 'image.bin')}@0x10000000`, '--losses', '/dev/zero'], msg: /more than a losses\.json ever does/ },
   { what: 'a sequence file', argv: ['seq', '/dev/zero', '--out', join(root, 'seq')], msg: /more than a sequence file ever does/ },
   { what: 'a lab inventory', argv: ['run', '--all', '--hosts', '/dev/zero', '--out', join(root, 'hosts')], msg: /more than a lab inventory ever does/ },
+  // A trace has no bound (a perf capture is as long as it is), but a device is no trace: it never ends.
+  { what: 'a trace (dump)', argv: ['dump', '/dev/zero'], msg: /^ptlab dump: \/dev\/zero: a character device, not a trace file \(read a device through a pipe: - < \/dev\/zero\)$/ },
+  { what: 'a trace (flow)', argv: ['flow', '/dev/zero', '--image', `${join(run, 'image.bin')}@0x10000000`], msg: /^ptlab flow: \/dev\/zero: a character device, not a trace file/ },
 ];
 
 describe.skipIf(!existsSync('/dev/zero'))('/dev/zero as an input', () => {
@@ -26,4 +29,9 @@ describe.skipIf(!existsSync('/dev/zero'))('/dev/zero as an input', () => {
     const r = await execa('node', ['--max-old-space-size=600', CLI, ...argv], { reject: false, timeout: 60_000 });
     expect([r.exitCode, msg.test(r.stderr), /\n\s+at /.test(r.stderr)]).toEqual([2, true, false]);
   });
+});
+
+test('a missing trace is said as a Unix tool says it, once', async () => {
+  const r = await execa('node', [CLI, 'dump', join(root, 'nonexistent.pt')], { reject: false });
+  expect([r.exitCode, r.stderr]).toEqual([2, `ptlab dump: ${join(root, 'nonexistent.pt')}: No such file or directory`]);
 });

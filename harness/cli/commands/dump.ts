@@ -16,7 +16,7 @@ import { commandArgs, parseCommandLine, UsageError } from '../args.js';
 import { isOutputError } from '../fd-sink.js';
 import { LineBatch } from '../line-batch.js';
 import { byteOutput, OUT_CHUNK, type CliIo } from '../main.js';
-import { inputName, readChunks } from '../read-stream.js';
+import { inputName, inputProblem, readChunks } from '../read-stream.js';
 
 /** Where the command writes. */
 export type DumpIo = CliIo;
@@ -109,11 +109,11 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
   try {
     bytes = await decodeStream(file, drain);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
     // Only the input's errors are ours to report; a closed output ends the command (ptlab.ts).
-    if (code === undefined || isOutputError(e)) throw e;
+    const problem = isOutputError(e) ? undefined : inputProblem(file, e);
+    if (problem === undefined) throw e;
     flush();
-    io.err(`ptlab dump: cannot read ${inputName(file)}: ${code} ${(e as Error).message}\n`);
+    io.err(`ptlab dump: ${problem}\n`);
     return 2;
   }
   const seconds = (performance.now() - t0) / 1000;

@@ -14,7 +14,7 @@ import { LineBatch } from '../line-batch.js';
 import { isOutputError } from '../fd-sink.js';
 import { byteOutput, OUT_CHUNK, type CliIo } from '../main.js';
 import { InputTooLargeError, readBounded } from '../../files/read-input.js';
-import { inputName, readChunks } from '../read-stream.js';
+import { inputName, inputProblem, readChunks } from '../read-stream.js';
 
 /** Where the command writes. */
 export type FlowIo = CliIo;
@@ -108,7 +108,7 @@ async function readBytes(path: string, io: FlowIo, bound: { max: number; what: s
   try {
     return await readBounded(path, bound.max, bound.what);
   } catch (e) {
-    io.err(`ptlab flow: ${e instanceof InputTooLargeError ? e.message : `cannot read ${inputName(path)}: ${(e as Error).message}`}\n`);
+    io.err(`ptlab flow: ${e instanceof InputTooLargeError ? e.message : inputProblem(path, e) ?? `${inputName(path)}: ${(e as Error).message}`}\n`);
     return undefined;
   }
 }
@@ -164,12 +164,13 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
     }
     stats = decoder.end();
   } catch (e) {
+    const problem = e instanceof RecordBound || isOutputError(e) ? undefined : inputProblem(args.trace, e);
     if (e instanceof RecordBound) bounded = e;
-    else if (isOutputError(e) || (e as NodeJS.ErrnoException).code === undefined) throw e;
+    else if (problem === undefined) throw e;
     else {
       json?.flush();
       batch.flush();
-      io.err(`ptlab flow: cannot read ${inputName(args.trace)}: ${(e as Error).message}\n`);
+      io.err(`ptlab flow: ${problem}\n`);
       return 2;
     }
   } finally {

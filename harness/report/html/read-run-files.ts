@@ -2,20 +2,19 @@
 // ever throwing: a file that is absent, unreadable or not what the contract says comes back as a
 // FileProblem, so a damaged run shows "missing" or "malformed" in its section and the page is
 // still written.
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { LossLedger } from '../../../driver/collect/ledger.js';
 import { VERDICTS, type CorruptRecord, type LeakRecord, type ResultJson } from '../result.js';
-import { RUN_FILES } from '../run-dir.js';
+import { readRunFile, RUN_FILES, type RunFile } from '../run-dir.js';
+import { readResultsIndexFile, RESULTS_FILE } from '../results-index.js';
 import type { Expectation, FileProblem, Figures } from './view-model.js';
 
 /** A value read, or why it could not be. */
 export type Read<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: FileProblem };
 
 /** The text of `dir/file`; absent or unreadable is `missing`. */
-export async function readText(dir: string, file: string): Promise<Read<string>> {
+export async function readText(dir: string, file: RunFile | typeof RESULTS_FILE): Promise<Read<string>> {
   try {
-    return { ok: true, value: await readFile(join(dir, file), 'utf8') };
+    return { ok: true, value: file === RESULTS_FILE ? await readResultsIndexFile(dir) : (await readRunFile(dir, file)).toString('utf8') };
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     return { ok: false, problem: { file, problem: 'missing', detail: code === 'ENOENT' ? 'not in the run directory' : `cannot be read (${code ?? (e as Error).message})` } };
@@ -23,7 +22,7 @@ export async function readText(dir: string, file: string): Promise<Read<string>>
 }
 
 /** JSON of `dir/file` checked by `check` (which names what is wrong, or returns undefined). */
-async function readJson<T>(dir: string, file: string, check: (v: Record<string, unknown>) => string | undefined): Promise<Read<T>> {
+async function readJson<T>(dir: string, file: RunFile, check: (v: Record<string, unknown>) => string | undefined): Promise<Read<T>> {
   const text = await readText(dir, file);
   if (!text.ok) return text;
   let v: unknown;
