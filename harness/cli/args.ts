@@ -34,17 +34,42 @@ export interface Parsed<O extends Record<string, OptionSpec>> {
 /** Parses `argv` against `options` (plus --help); throws UsageError. */
 export function parseCommandLine<O extends Record<string, OptionSpec>>(argv: readonly string[], options: O): Parsed<O> {
   try {
-    const { values, positionals } = parseArgs({
+    const { values, positionals, tokens } = parseArgs({
       args: [...argv],
       options: { ...options, help: { type: 'boolean', short: 'h' } },
       strict: true,
       allowPositionals: true,
+      tokens: true,
     });
+    refuseRepeats(tokens, options);
     const { help, ...rest } = values as Record<string, unknown>;
     return { values: rest as ParsedValues<O>, positionals, help: help === true };
   } catch (e) {
+    if (e instanceof UsageError) throw e;
     throw new UsageError(cleanMessage((e as Error).message));
   }
+}
+
+/**
+ * An option that takes one value, given twice, is refused: parseArgs keeps the last and drops the
+ * other without a word (`--cpu skylake --cpu icelake` ran icelake only).
+ */
+function refuseRepeats(tokens: readonly { kind: string; name?: string; value?: string | undefined }[], options: Readonly<Record<string, OptionSpec>>): void {
+  const seen = new Map<string, string[]>();
+  for (const t of tokens) {
+    if (t.kind !== 'option' || t.name === undefined) continue;
+    const spec = options[t.name];
+    if (spec === undefined || spec.multiple === true || spec.type !== 'string') continue;
+    seen.set(t.name, [...(seen.get(t.name) ?? []), t.value ?? '']);
+  }
+  for (const [name, values] of seen) {
+    if (values.length > 1) throw new UsageError(`--${name} was given ${values.length} times (${values.join(', ')}): give it once`);
+  }
+}
+
+/** The values of a repeatable option, each split at commas (`--cpu a,b --cpu c` is a, b, c), in order, each once. */
+export function listValues(values: readonly string[] | undefined): string[] {
+  return [...new Set((values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== ''))];
 }
 
 /** node's parseArgs messages, without the advice to use `--` that ptlab does not need. */

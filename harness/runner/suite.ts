@@ -7,6 +7,7 @@
 // (docs/sharding.md). The target is opened once for the whole suite (one VM)
 // and always disposed, also when the suite is aborted (SIGINT in the CLI) or a
 // run throws.
+import { mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
 import { TargetError } from '../link/errors.js';
@@ -131,23 +132,14 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
   const created = await prepareOut(plan.out, plan.force);
   // Under --force an earlier shard's identity must not outlive it: this suite is another one.
   if (plan.shard === undefined) await removeShardJson(plan.out);
-  // Interrupted while the target opens (a boot, an SSH connect): no run was made, and junit.xml and
-  // results.jsonl say so, marked incomplete, as any interrupted suite's do.
-  const interruptedOpening = async (e: unknown): Promise<SuiteOutcome> => {
-    const cause = (e as Error).cause instanceof Error ? (e as Error).cause as Error : e as Error;
-    const reason = `interrupted while opening the target, before any run (${cause.message})`;
-    const written = await writeSuiteFiles(plan.out, [], reason, sweep);
-    return { results: [], sections: new Map(), incomplete: { cause: 'interrupted', reason }, ...written };
-  };
-  const sweep = plan.lastSeed !== undefined;
   let host: SuiteTarget;
   try {
     host = await openSuiteTarget(plan.target, plan.reach, opts.signal);
   } catch (e) {
-    if (isInterrupted(e, opts.signal)) return interruptedOpening(e);
-    await unprepareOut(plan.out, created); // no target, no run: leave nothing behind
+    await unprepareOut(plan.out, created); // no target, no run: leave nothing behind (interruptedBeforeRuns says why)
     throw e;
   }
+  const sweep = plan.lastSeed !== undefined;
   const profiles: readonly (ProfileName | CpuProfile)[] = host.probed ? [host.probed] : plan.profiles;
   const keep = plan.keep ?? (sweep ? 'failed' : 'all');
   const maxFailures = plan.maxTargetFailures ?? DEFAULT_MAX_TARGET_FAILURES;
@@ -160,7 +152,6 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
     lanes = await openLanes(plan, host, Math.max(1, Math.min(plan.jobs ?? 1, jobs.length)), opts.signal);
   } catch (e) {
     await Promise.resolve(host[Symbol.asyncDispose]()).catch(() => undefined);
-    if (isInterrupted(e, opts.signal)) return interruptedOpening(e);
     await unprepareOut(plan.out, created);
     throw e;
   }
@@ -295,9 +286,17 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
   };
 }
 
-/** An open interrupted by the suite's signal (a Ctrl-C during boot), as opposed to a target that failed to open. */
-function isInterrupted(e: unknown, signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true && e instanceof PtError && e.code === 'aborted';
+/**
+ * The suite files of a suite interrupted while its target opened (a Ctrl-C during a boot or an SSH
+ * connect; runSuite threw PtError('aborted')): no run was made, and junit.xml and results.jsonl in
+ * `plan.out` say so, marked incomplete, as any interrupted suite's do.
+ */
+export async function interruptedBeforeRuns(plan: SuitePlan, e: PtError): Promise<SuiteOutcome> {
+  const cause = e.cause instanceof Error ? e.cause : e;
+  const reason = `interrupted while opening the target, before any run (${cause.message})`;
+  await mkdir(plan.out, { recursive: true });
+  const written = await writeSuiteFiles(plan.out, [], reason, plan.lastSeed !== undefined);
+  return { results: [], sections: new Map(), incomplete: { cause: 'interrupted', reason }, ...written };
 }
 
 /** junit.xml, results.jsonl (and a shard's shard.json) of the runs in `timed`; what could not be written, in words. */

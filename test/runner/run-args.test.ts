@@ -84,3 +84,21 @@ describe('the pinned host key', () => {
       .toThrow(expect.objectContaining({ code: 'bad_config', message: expect.stringMatching(/no host key for lab1 in kh/) }));
   });
 });
+
+describe('lists and repeats: nothing is dropped', () => {
+  test('--cpu, --knob and the scenarios take repeats and comma lists alike, each once, in order', () => {
+    const p = parseRunArgs(['topa-grow,topa-chain', 'topa-grow', '--cpu', 'skylake', '--cpu', 'icelake,skylake', '--knob', 'no-topa-pmi,wrong-topa-end']);
+    expect([p.scenarios.map((s) => s.name), p.profiles, p.knobs]).toEqual([['topa-grow', 'topa-chain'], ['skylake', 'icelake'], ['no-topa-pmi', 'wrong-topa-end']]);
+  });
+
+  test('all among the --cpu values means every profile', () => {
+    expect(parseRunArgs(['topa-grow', '--cpu', 'skylake', '--cpu', 'all']).profiles.length).toBeGreaterThan(2);
+  });
+
+  test.for([
+    { args: ['--out', 'a', '--out', 'b'], msg: '--out was given 2 times (a, b): give it once' },
+    { args: ['--seed', '1', '--seed=2'], msg: '--seed was given 2 times (1, 2): give it once' },
+  ])('an option of one value given twice is refused: $msg', ({ args, msg }) => {
+    expect(() => parseRunArgs(['topa-grow', ...args])).toThrow(msg);
+  });
+});

@@ -39,7 +39,7 @@ import type { AccelRequest } from '../../qemu/accel.js';
 import { TargetUnavailableError } from '../../runner/suite-target.js';
 import { checkProfile, checkTarget, type PtMode, type TargetReach } from '../../runner/targets.js';
 import type { KeepRuns } from '../../runner/run-scenario.js';
-import { runSuite, type SuiteOutcome, type SuitePlan } from '../../runner/suite.js';
+import { interruptedBeforeRuns, runSuite, type SuiteOutcome, type SuitePlan } from '../../runner/suite.js';
 import { knob, type KnobName } from '../../sim/knobs/knobs.js';
 import { capsOf, getProfile, PROFILE_NAMES, type ProfileName } from '../../sim/profiles.js';
 import { findScenario, SCENARIOS } from '../../scenarios/index.js';
@@ -48,7 +48,7 @@ import { isFailure } from '../../report/result.js';
 import { summaryTable, sweepTable, verdictCounts } from '../../report/summary.js';
 import { RESULTS_FILE } from '../../report/results-index.js';
 import type { ShardSpec } from '../../runner/shard.js';
-import { parseCommandLine, UsageError, type OptionSpec } from '../args.js';
+import { listValues, parseCommandLine, UsageError, type OptionSpec } from '../args.js';
 import { EXIT, EXIT_TABLE, STOP_SIGNALS, type StopSignal } from '../exit-codes.js';
 import { OutputClosedError } from '../fd-sink.js';
 import type { CliIo } from '../main.js';
@@ -58,7 +58,7 @@ import { hostsRequestOf, runHostsCommand, type HostsRequest, type HostsRunReques
 import { REALISM_MODES, type RealismMode } from '../../sim/realism.js';
 
 const USAGE = [
-  'usage: ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE|all] [--seed N | --seeds A-B] [--out DIR]',
+  'usage: ptlab run SCENARIO…|--all [--target sim|qemu|ssh] [--cpu PROFILE[,PROFILE…]|all]… [--seed N | --seeds A-B] [--out DIR]',
   '         [--keep all|failed] [--fail-fast] [--force] [--json] [--max-target-failures N] [--knob NAME]… [--driver-fault NAME]…',
   '         [--shard i/n]   run shard i of n (cells dealt in blocks of n, each block rotated: docs/sharding.md); join shards with ptlab merge',
   '         [--jobs N]      run N cells at once: worker threads on the sim, N VMs on qemu, N sessions on ssh; same run directories as --jobs 1',
@@ -86,7 +86,7 @@ const QEMU_OPTS = ['--pt', '--accel'], SSH_OPTS = ['--host', '--port', '--user',
 
 /** `ptlab run`'s options (parseArgs: `--opt value` and `--opt=value`). */
 export const RUN_OPTIONS = {
-  all: { type: 'boolean' }, target: { type: 'string' }, cpu: { type: 'string' }, out: { type: 'string' },
+  all: { type: 'boolean' }, target: { type: 'string' }, cpu: { type: 'string', multiple: true }, out: { type: 'string' },
   knob: { type: 'string', multiple: true }, 'driver-fault': { type: 'string', multiple: true },
   seed: { type: 'string' }, seeds: { type: 'string' }, keep: { type: 'string' },
   'fail-fast': { type: 'boolean' }, force: { type: 'boolean' }, json: { type: 'boolean' }, 'max-target-failures': { type: 'string' },
@@ -113,10 +113,13 @@ export interface RunRequest extends SuitePlan {
 
 /** Parses and validates the command line into a plan; throws PtError('bad_config') (a UsageError) with a clear message. */
 export function parseRunArgs(argv: string[], now = new Date()): RunRequest {
-  const { values: v, positionals: names } = parseCommandLine(argv, RUN_OPTIONS);
-  const all = v.all === true, target = v.target ?? 'sim', cpu = v.cpu, out = v.out;
-  const knobs: KnobName[] = (v.knob ?? []).map(knob);
-  const driverFaults: DriverFault[] = (v['driver-fault'] ?? []).map(driverFault);
+  const { values: v, positionals } = parseCommandLine(argv, RUN_OPTIONS);
+  // Scenarios, --cpu, --knob and --driver-fault take repeats and comma lists alike; none is dropped.
+  const names = listValues(positionals), cpus = listValues(v.cpu);
+  const all = v.all === true, target = v.target ?? 'sim', out = v.out;
+  const cpu = cpus.length === 0 ? undefined : cpus.includes('all') ? 'all' : cpus;
+  const knobs: KnobName[] = listValues(v.knob).map(knob);
+  const driverFaults: DriverFault[] = listValues(v['driver-fault']).map(driverFault);
   const seed = v.seed === undefined ? undefined : seedOf(v.seed, '--seed');
   let seeds: { from: number; to: number } | undefined;
   if (v.seeds !== undefined) {
@@ -149,13 +152,13 @@ export function parseRunArgs(argv: string[], now = new Date()): RunRequest {
     throw new PtError('bad_config', `--cpu chooses a model profile; --target ${kind}${kind === 'qemu' ? ' --pt hardware' : ''} runs on the CPU's own PT (use --pt model for model profiles)`);
   }
   const scenarios: Scenario[] = all ? [...SCENARIOS] : names.map(findScenario);
-  const profiles: ProfileName[] = cpu === undefined || cpu === 'all' ? [...PROFILE_NAMES] : [checkProfile(cpu)];
+  const profiles: ProfileName[] = cpu === undefined || cpu === 'all' ? [...PROFILE_NAMES] : cpu.map(checkProfile);
   const runs = ((seeds?.to ?? 0) - (seeds?.from ?? 0) + 1) * scenarios.length * profiles.length;
   if (runs > MAX_SUITE_RUNS) {
     throw new PtError('bad_config', `the suite would make ${runs.toLocaleString('en-US')} runs (seeds × scenarios × profiles); one suite makes at most ${MAX_SUITE_RUNS.toLocaleString('en-US')}: take a smaller --seeds range (run the rest as suites of their own)`);
   }
   // A named scenario on one named profile that it cannot run on is a usage error, not a silent skip.
-  if (!all && cpu !== undefined && cpu !== 'all') {
+  if (!all && cpu !== undefined && cpu !== 'all' && cpu.length === 1) {
     const p = getProfile(profiles[0]!);
     for (const s of scenarios) {
       const why = s.skip({ target: kind, profile: p, caps: capsOf(p), seed: seeds?.from ?? seed ?? 1 });
@@ -351,12 +354,13 @@ export async function runCommand(argv: string[], cli: CliIo): Promise<number> {
       return EXIT.unavailable;
     }
     if (e instanceof PtError && e.code === 'aborted' && stop.first !== undefined) {
+      // Stopped while the target opened: the suite's files and the summary say so, like any stop.
+      outcome = await interruptedBeforeRuns(plan, e);
+    } else {
+      if (!(e instanceof PtError) || e.code !== 'bad_config') throw e;
       io.err(`ptlab run: ${e.message}`);
-      return STOP_SIGNALS[stop.first];
+      return EXIT.usage;
     }
-    if (!(e instanceof PtError) || e.code !== 'bad_config') throw e;
-    io.err(`ptlab run: ${e.message}`);
-    return EXIT.usage;
   }
   live?.('');
   const code = exitOf(outcome, stop.first);
