@@ -3,8 +3,9 @@
 // a UsageError (exit 2) whose message names the option, never a stack trace.
 import { parseArgs } from 'node:util';
 import { PtError } from '../../driver/base/errors.js';
+import { didYouMean } from '../text/nearest.js';
 
-/** A bad command line: the message says what is wrong; the command prints its usage after it. */
+/** A bad command line: the message says what is wrong; the command says where its options are after it. */
 export class UsageError extends PtError {
   override readonly name = 'UsageError';
   constructor(message: string) {
@@ -46,7 +47,9 @@ export function parseCommandLine<O extends Record<string, OptionSpec>>(argv: rea
     return { values: rest as ParsedValues<O>, positionals, help: help === true };
   } catch (e) {
     if (e instanceof UsageError) throw e;
-    throw new UsageError(cleanMessage((e as Error).message));
+    const unknown = /^Unknown option '(--?[^']+)'/.exec((e as Error).message)?.[1];
+    const hint = unknown === undefined ? '' : didYouMean(unknown, ['--help', ...Object.keys(options).map((o) => `--${o}`)]);
+    throw new UsageError(`${cleanMessage((e as Error).message)}${hint}`);
   }
 }
 
@@ -79,7 +82,7 @@ function cleanMessage(m: string): string {
 
 /**
  * Runs a command's argument parser: its result, or the exit status when the command line asked for
- * the usage (`'help'`: printed on stdout, 0) or was wrong (UsageError: message and usage on stderr, 2).
+ * the usage (`'help'`: printed on stdout, 0) or was wrong (UsageError: the message and a pointer to --help on stderr, 2).
  */
 export function commandArgs<T>(name: string, usage: string, io: { out(s: string): void; err(s: string): void }, parse: () => T | 'help'): T | number {
   try {
@@ -89,7 +92,12 @@ export function commandArgs<T>(name: string, usage: string, io: { out(s: string)
     return 0;
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    io.err(`ptlab ${name}: ${e.message}\n${usage}`);
+    io.err(usageErrorText(name, e.message));
     return 2;
   }
+}
+
+/** A command line's mistake, then where the options are: ten lines of usage would bury the one line that matters. */
+export function usageErrorText(command: string, message: string): string {
+  return `ptlab ${command}: ${message}\n(ptlab ${command} --help shows its options)`;
 }

@@ -1,6 +1,7 @@
 // The `ptlab` command line: one sub-command per file under ./commands.
 import { ptlabVersion } from '../runner/version.js';
 import { EXIT_TABLE } from './exit-codes.js';
+import { didYouMean } from '../text/nearest.js';
 
 export interface CliIo {
   out(s: string): void;
@@ -90,7 +91,11 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.out(`ptlab ${await ptlabVersion()}`);
     return 0;
   }
-  if (name === 'help' && rest[0] !== undefined && rest[0] in COMMANDS) return (await COMMANDS[rest[0]]!.load())(['--help'], io);
+  if (name === 'help' && rest[0] !== undefined) {
+    if (rest[0] in COMMANDS) return (await COMMANDS[rest[0]]!.load())(['--help'], io);
+    io.err(`ptlab help: unknown command '${rest[0]}'${didYouMean(rest[0], Object.keys(COMMANDS))} (ptlab --help lists them)`);
+    return 2;
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     if (name === undefined) io.err(usage());
     else io.out(usage());
@@ -98,7 +103,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
   const cmd = COMMANDS[name];
   if (!cmd) {
-    io.err(`ptlab: unknown command '${name}'\n${usage()}`);
+    io.err(`ptlab: unknown command '${name}'${didYouMean(name, Object.keys(COMMANDS))} (ptlab --help lists them)`);
     return 2;
   }
   return (await cmd.load())(rest, io);

@@ -3,7 +3,7 @@
 // SeqSource.pos), with the nearest valid key for a misspelled one (harness/seq/names.ts) — the
 // approach of harness/seq/schema.ts for sequence files.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { nearest } from '../seq/names.js';
+import { nearest } from '../text/nearest.js';
 import type { SeqPath, SeqSource } from '../seq/parse.js';
 import { loadSchemaFile } from '../report/schema-file.js';
 import { commonMessage, errorPath, jsonOf, unknownKeyMessage, unknownKeyOf } from '../seq/schema-errors.js';

@@ -10,6 +10,7 @@ import { PROFILE_NAMES, type CpuProfile, type ProfileName } from '../sim/profile
 import { SimTarget, type SimTargetOptions } from '../sim/sim-target.js';
 import { realismOf } from '../sim/realism.js';
 import type { SimSettings, TargetKind } from '../scenarios/scenario.js';
+import { didYouMean } from '../text/nearest.js';
 
 /** Target kinds `ptlab run` accepts. */
 export const RUNNABLE_TARGETS: readonly TargetKind[] = ['sim', 'qemu', 'ssh'];
@@ -80,7 +81,7 @@ export function checkTarget(kind: string): TargetKind {
 /** Throws PtError('bad_config') for an unknown profile name. */
 export function checkProfile(name: string): ProfileName {
   if ((PROFILE_NAMES as readonly string[]).includes(name)) return name as ProfileName;
-  throw new PtError('bad_config', `unknown CPU profile '${name}' (profiles: ${PROFILE_NAMES.join(', ')}, all)`);
+  throw new PtError('bad_config', `unknown CPU profile '${name}'${didYouMean(name, [...PROFILE_NAMES, 'all'])} (profiles: ${PROFILE_NAMES.join(', ')}, all)`);
 }
 
 /** A recorded sim target with truth recording on and `knobs` wired in. */

@@ -51,6 +51,7 @@ import { topaCachedEntries } from './topa-cached-entries.js';
 import { manualPmiOtherContext, xsavesPmiOtherContext } from './pmi-other-context.js';
 import { protectUnreadOtherContext } from './protect-unread-other-context.js';
 import { singleEntryOtherContext } from './single-entry-other-context.js';
+import { didYouMean } from '../text/nearest.js';
 
 /** Every scenario. */
 export const SCENARIOS: readonly Scenario[] = [
@@ -64,7 +65,7 @@ export const SCENARIOS: readonly Scenario[] = [
 /** The scenario called `name`; PtError('bad_config') naming the known ones otherwise. */
 export function findScenario(name: string): Scenario {
   const s = SCENARIOS.find((x) => x.name === name);
-  if (!s) throw new PtError('bad_config', `unknown scenario '${name}' (see ptlab list)`);
+  if (!s) throw new PtError('bad_config', `unknown scenario '${name}'${didYouMean(name, SCENARIOS.map((x) => x.name))} (see ptlab list)`);
   return s;
 }
 

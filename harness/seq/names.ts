@@ -2,6 +2,7 @@
 // SDM's names, no second spelling), step kinds, and the nearest valid name for a misspelling.
 import type { Field, MsrCodec } from '../../driver/hw/field.js';
 import { IA32_X2APIC_LVT_PMI } from '../../driver/hw/lvt.js';
+import { nearest } from '../text/nearest.js';
 import {
   IA32_PERF_GLOBAL_STATUS, IA32_PERF_GLOBAL_STATUS_RESET, IA32_PERF_GLOBAL_STATUS_SET, IA32_XSS, RTIT_MSRS,
 } from '../../driver/hw/msrs.js';
@@ -29,30 +30,6 @@ export function msrAt(address: number): KnownMsr | undefined {
 
 /** Every "MSR.Field" name: what a misspelled field is matched against. */
 export const FIELD_NAMES: readonly string[] = [...KNOWN_MSRS.values()].flatMap((m) => Object.keys(m.fields).map((f) => `${m.name}.${f}`));
-
-/** Levenshtein distance, case-insensitive (a wrong case costs nothing: `stopped` → Stopped). */
-export function editDistance(a: string, b: string): number {
-  const x = a.toLowerCase(), y = b.toLowerCase();
-  let prev = Array.from({ length: y.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= x.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= y.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[y.length]!;
-}
-
-/** The valid name nearest to `word`, when it is near enough to be a misspelling (at most a third of its letters wrong). */
-export function nearest(word: string, candidates: Iterable<string>): string | undefined {
-  let best: string | undefined, bestD = Infinity;
-  for (const c of candidates) {
-    const d = editDistance(word, c);
-    if (d < bestD) { best = c; bestD = d; }
-  }
-  return best !== undefined && bestD <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
-}
 
 /** The nearest "MSR.Field" for a field `field` misspelled in `msr`: that MSR's own fields first, then any. */
 export function nearestField(msr: KnownMsr, field: string): string | undefined {

@@ -3,7 +3,7 @@
 // at its own place ("unknown key 'vaule'") rather than as "matches none of 12 step kinds".
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { SeqFileError } from './errors.js';
-import { nearest } from './names.js';
+import { nearest } from '../text/nearest.js';
 import type { SeqPath, SeqSource } from './parse.js';
 import { loadSchemaFile } from '../report/schema-file.js';
 import { commonMessage, errorPath, jsonOf, unknownKeyMessage, unknownKeyOf } from './schema-errors.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { checkSequence } from '../../harness/seq/check.js';
 import { SeqFileError, type SeqProblem } from '../../harness/seq/errors.js';
-import { editDistance, nearest } from '../../harness/seq/names.js';
+import { editDistance, nearest } from '../../harness/text/nearest.js';
 import { parseSeqText } from '../../harness/seq/parse.js';
 import { STEP_KINDS } from '../../harness/seq/schema.js';
 import { PROFILE_NAMES } from '../../harness/sim/profiles.js';

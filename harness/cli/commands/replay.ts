@@ -10,7 +10,7 @@ import { replayRunDir, type ReplayReport } from '../../replay/replay-run.js';
 import { openSuiteTarget, TargetUnavailableError } from '../../runner/suite-target.js';
 import { checkProfile, checkTarget } from '../../runner/targets.js';
 import { knob } from '../../sim/knobs/knobs.js';
-import { commandArgs, parseCommandLine, UsageError } from '../args.js';
+import { commandArgs, parseCommandLine, usageErrorText, UsageError } from '../args.js';
 import { EXIT } from '../exit-codes.js';
 import { StopOnSignal } from '../stop-signals.js';
 import type { CliIo } from '../main.js';
@@ -71,7 +71,7 @@ export async function replayCommand(argv: string[], io: CliIo): Promise<number> 
     args = commandArgs('replay', REPLAY_USAGE, io, () => replayArgs(argv));
   } catch (e) {
     if (!(e instanceof PtError)) throw e;
-    io.err(`ptlab replay: ${e.message}\n${REPLAY_USAGE}`);
+    io.err(usageErrorText('replay', e.message));
     return EXIT.usage;
   }
   if (typeof args === 'number') return args;

@@ -48,7 +48,7 @@ import { isFailure } from '../../report/result.js';
 import { summaryTable, sweepTable, verdictCounts } from '../../report/summary.js';
 import { RESULTS_FILE } from '../../report/results-index.js';
 import type { ShardSpec } from '../../runner/shard.js';
-import { listValues, parseCommandLine, UsageError, type OptionSpec } from '../args.js';
+import { listValues, parseCommandLine, usageErrorText, UsageError, type OptionSpec } from '../args.js';
 import { EXIT, EXIT_TABLE, STOP_SIGNALS, type StopSignal } from '../exit-codes.js';
 import { OutputClosedError } from '../fd-sink.js';
 import type { CliIo } from '../main.js';
@@ -322,7 +322,7 @@ export async function runCommand(argv: string[], cli: CliIo): Promise<number> {
     plan = parseRunArgs(argv);
   } catch (e) {
     if (!(e instanceof PtError)) throw e;
-    io.err(`ptlab run: ${e.message}\n${USAGE}`);
+    io.err(usageErrorText('run', e.message));
     return EXIT.usage;
   }
   if (plan.hosts) {

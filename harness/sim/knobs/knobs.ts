@@ -7,6 +7,7 @@ import { PtError } from '../../../driver/base/errors.js';
 import { fieldMask } from '../../../driver/hw/field.js';
 import { IA32_RTIT_CTL } from '../../../driver/hw/msrs.js';
 import type { SimTarget, SimTargetOptions } from '../sim-target.js';
+import { didYouMean } from '../../text/nearest.js';
 
 /** The knobs the model honours. */
 export type KnobName =
@@ -243,7 +244,7 @@ export const KNOB_NAMES = Object.keys(KNOBS) as KnobName[];
 
 /** Throws PtError('bad_config') unless `name` is a knob. */
 export function knob(name: string): KnobName {
-  if (!(name in KNOBS)) throw new PtError('bad_config', `unknown model knob '${name}' (knobs: ${KNOB_NAMES.join(', ')})`);
+  if (!(name in KNOBS)) throw new PtError('bad_config', `unknown model knob '${name}'${didYouMean(name, KNOB_NAMES)} (knobs: ${KNOB_NAMES.join(', ')})`);
   return name as KnobName;
 }
 
