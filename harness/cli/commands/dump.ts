@@ -21,8 +21,9 @@ import { inputName, inputProblem, readChunks } from '../read-stream.js';
 /** Where the command writes. */
 export type DumpIo = CliIo;
 
-export const DUMP_USAGE = 'usage: ptlab dump FILE.pt|- [--json|--stats] [--tolerate-errors]\n' +
+export const DUMP_USAGE = 'usage: ptlab dump FILE.pt|- [--json|--stats [--time]] [--tolerate-errors]\n' +
   '  FILE.pt may be a FIFO or /dev/stdin; - reads standard input.\n' +
+  '  --stats: packets per kind on stdout (two runs on one trace print the same); --time: seconds, MB/s on stderr\n' +
   '  exit 0: decoded without errors; 1: the stream had decode errors (0 with --tolerate-errors);\n' +
   '  2: bad usage or unreadable input\n';
 const CHUNK = 8 << 20;
@@ -33,16 +34,18 @@ const OPTIONS = {
   json: { type: 'boolean' },
   stats: { type: 'boolean' },
   'tolerate-errors': { type: 'boolean' },
+  time: { type: 'boolean' },
 } as const;
 
-interface DumpArgs { readonly file: string; readonly mode: Mode; readonly tolerate: boolean }
+interface DumpArgs { readonly file: string; readonly mode: Mode; readonly tolerate: boolean; readonly time: boolean }
 
 function dumpArgs(argv: string[]): DumpArgs | 'help' {
   const { values, positionals, help } = parseCommandLine(argv, OPTIONS);
   if (help) return 'help';
   if (values.json && values.stats) throw new UsageError('--json and --stats exclude each other');
+  if (values.time && !values.stats) throw new UsageError('--time goes with --stats');
   if (positionals.length !== 1) throw new UsageError(positionals.length ? `one input, got ${positionals.length}` : 'missing FILE.pt (or - for standard input)');
-  return { file: positionals[0]!, mode: values.json ? 'json' : values.stats ? 'stats' : 'text', tolerate: values['tolerate-errors'] === true };
+  return { file: positionals[0]!, mode: values.json ? 'json' : values.stats ? 'stats' : 'text', tolerate: values['tolerate-errors'] === true, time: values.time === true };
 }
 
 /**
@@ -81,7 +84,7 @@ const recordByRecord = (each: (rec: PacketRecord) => void) => (dec: PacketDecode
 export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
   const args = commandArgs('dump', DUMP_USAGE, io, () => dumpArgs(argv));
   if (typeof args === 'number') return args;
-  const { file, mode, tolerate } = args;
+  const { file, mode, tolerate, time } = args;
   const lines = new LineBatch((s) => io.out(s));
   const emit = (line: string): void => lines.push(line);
   const flush = (): void => { bytesOut?.flush(); lines.flush(); };
@@ -128,12 +131,20 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
     emit(`packets    ${packets}`);
     emit(`errors     ${errs}`);
     emit(`bytes      ${bytes}`);
-    emit(`seconds    ${seconds.toFixed(3)}`);
-    emit(`MB/s       ${seconds > 0 ? (bytes / 1e6 / seconds).toFixed(1) : 'inf'}`);
-    emit(`Mpackets/s ${seconds > 0 ? ((packets + errs) / 1e6 / seconds).toFixed(2) : 'inf'}`);
+    // Timings differ run to run: on stderr, and only when asked, so that stdout compares equal.
+    if (time) {
+      io.err(`seconds    ${seconds.toFixed(3)}\nMB/s       ${seconds > 0 ? (bytes / 1e6 / seconds).toFixed(1) : 'inf'}\n` +
+        `Mpackets/s ${seconds > 0 ? ((packets + errs) / 1e6 / seconds).toFixed(2) : 'inf'}\n`);
+    }
   }
   flush();
   if (errs === 0 || tolerate) return 0;
+  // The decoder starts at the first PSB (docs/sdm/packets.md §8 "PSB+"): one eos at offset 0
+  // and nothing else is a stream in which it found none (docs/formats/packet-json.md).
+  if (errs === 1 && errors.get('eos') === 1 && firstError === 0) {
+    io.err(`ptlab dump: ${inputName(file)}: no PSB: not a PT stream, or it starts mid-packet (decoding starts at a PSB); --tolerate-errors exits 0\n`);
+    return 1;
+  }
   const kinds = [...errors].map(([name, n]) => `${n} ${name}`).join(', ');
   io.err(`ptlab dump: ${inputName(file)}: ${errs} decode error${errs === 1 ? '' : 's'} (${kinds}; the first at offset ${firstError}); --tolerate-errors exits 0\n`);
   return 1;
