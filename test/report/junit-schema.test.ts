@@ -50,6 +50,12 @@ describe('junit.xml and the JUnit schema (xmllint)', () => {
     expect([r.code, /errors.*is required/.test(r.said)]).toEqual([3, true]);
   });
 
+  test('skipped on <testsuites> does not validate: the Jenkins JUnit schema has no such attribute there', async () => {
+    const xml = junitXml(RUNS.slice(0, 3)).replace('<testsuites name="ptlab"', '<testsuites name="ptlab" skipped="1"');
+    const r = await validate('testsuites-skipped.xml', xml);
+    expect([r.code, /skipped.*is not allowed/.test(r.said), /<testsuites [^>]*skipped=/.test(junitXml(RUNS.slice(0, 3)))]).toEqual([3, true, false]);
+  });
+
   test('a corrupt run is a <failure type="corrupt">, counted in failures, never in errors', () => {
     const xml = junitXml([{ result: RUNS[4]!, ms: 5 }]);
     expect([/<failure type="corrupt" message="PT reached memory the driver does not own \(topa-read\): &lt;END&gt; &amp; &quot;beyond&quot;"\/>/.test(xml),
