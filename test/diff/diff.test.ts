@@ -90,6 +90,12 @@ describe('ptlab diff of two runs', () => {
     expect((await ptlab('diff', run('s1'))).exitCode).toBe(2);
   });
 
+  test('two suites given as runs: exit 2, and the hint to compare them with --suite', async () => {
+    const [a, b] = [join(root, 's1'), join(root, 's2')];
+    const r = await ptlab('diff', a, b);
+    expect([r.exitCode, r.stderr]).toEqual([2, `ptlab diff: not a run directory (no result.json): ${a}\n(both hold results.jsonl: they are suites; compare them with ptlab diff --suite ${a} ${b})`]);
+  });
+
   test('--json gives the sections as data', async () => {
     const r = await ptlab('diff', run('s1'), run('ice'), '--json');
     const d = JSON.parse(r.stdout) as { equal: boolean; sections: { section: string; status: string }[] };

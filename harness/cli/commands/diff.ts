@@ -3,12 +3,16 @@
 // leaked buffers, transcripts (addresses by role, no
 // timestamps), packets (timing packets left out unless --timing), flow and loss ledgers
 // (harness/diff/). Exit 0 when equal, 1 when they differ, 2 for bad usage or unreadable input.
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { PtError } from '../../../driver/base/errors.js';
 import { diffRuns, type RunDiff } from '../../diff/run-diff.js';
 import { diffSuites, suiteMatrix } from '../../diff/suite-diff.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
 import type { CliIo } from '../main.js';
 import { isOutputError } from '../fd-sink.js';
+import { NotARunDirError } from '../../report/read-result.js';
+import { RESULTS_FILE } from '../../report/results-index.js';
 
 export const DIFF_USAGE = 'usage: ptlab diff RUN_A RUN_B [--json] [--timing]\n' +
   '       ptlab diff --suite SUITE_A SUITE_B [--json] [--timing]\n' +
@@ -60,9 +64,15 @@ export async function diffCommand(argv: string[], io: CliIo): Promise<number> {
     return d.equal ? 0 : 1;
   } catch (e) {
     if (!isOutputError(e) && (e instanceof PtError || (e as NodeJS.ErrnoException).code !== undefined)) {
-      io.err(`ptlab diff: ${(e as Error).message}`);
+      io.err(`ptlab diff: ${(e as Error).message}${e instanceof NotARunDirError ? await suiteHint(args) : ''}`);
       return 2;
     }
     throw e;
   }
+}
+
+/** When the two directories are suites (each holds results.jsonl): how to compare them. */
+async function suiteHint(args: DiffArgs): Promise<string> {
+  const suites = await Promise.all([args.a, args.b].map((d) => stat(join(d, RESULTS_FILE)).then((s) => s.isFile(), () => false)));
+  return suites.every(Boolean) ? `\n(both hold ${RESULTS_FILE}: they are suites; compare them with ptlab diff --suite ${args.a} ${args.b})` : '';
 }
