@@ -34,6 +34,15 @@ describe('ptlab seq', () => {
     expect(readFileSync(join(out, 'junit.xml'), 'utf8')).toMatch(/<testsuite name="seq:enable-disable@sim:skylake" tests="\d+" failures="0"/);
   });
 
+  test('its output is a suite ptlab report reads whole: results.jsonl beside junit.xml, no problem listed', async () => {
+    const out = join(root, 'reported');
+    expect((await ptlab('sequences/enable-disable.yaml', '--out', out)).exitCode).toBe(0);
+    const r = await execa('node', [CLI, 'report', out, '--out', join(root, 'reported.html')], { reject: false });
+    const html = readFileSync(join(root, 'reported.html'), 'utf8');
+    expect([r.exitCode, existsSync(join(out, 'results.jsonl')), /class="problems"/.test(html), /1 runs: <span class="badge v-pass">1 pass/.test(html)])
+      .toEqual([0, true, false, true]);
+  });
+
   test('exit 1: a failed expectation, named by file:line', async () => {
     const f = join(root, 'failing.yaml');
     await writeFile(f, FAILING);

@@ -11,6 +11,7 @@ import { rmdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { PtError } from '../../../driver/base/errors.js';
 import { junitXml, type TimedResult } from '../../report/junit.js';
+import { RESULTS_FILE, resultsIndexText } from '../../report/results-index.js';
 import { openSuiteTarget, TargetUnavailableError, type SuiteTarget } from '../../runner/suite-target.js';
 import { checkProfile, checkTarget, type TargetReach } from '../../runner/targets.js';
 import { prepareOut } from '../../report/out-dir.js';
@@ -129,7 +130,7 @@ async function removeCreated(out: string, created: string | undefined): Promise<
   }
 }
 
-/** Runs every sequence on `suite`, then writes junit.xml; stops early when the target goes away. */
+/** Runs every sequence on `suite`, then writes junit.xml and results.jsonl (a suite's files: ptlab report reads them); stops early when the target goes away. */
 async function runAll(seqs: readonly Sequence[], req: SeqRequest, suite: SuiteTarget, io: CliIo): Promise<number> {
   const timed: TimedResult[] = [];
   let lost: string | undefined;
@@ -146,8 +147,9 @@ async function runAll(seqs: readonly Sequence[], req: SeqRequest, suite: SuiteTa
   }
   try {
     await replaceFile(join(req.out, 'junit.xml'), junitXml(timed));
+    await replaceFile(join(req.out, RESULTS_FILE), resultsIndexText(timed));
   } catch (e) {
-    io.err(`ptlab seq: cannot write ${req.out}/junit.xml: ${(e as Error).message}`);
+    io.err(`ptlab seq: cannot write ${req.out}/junit.xml or ${RESULTS_FILE}: ${(e as Error).message}`);
     return EXIT.incomplete;
   }
   const failed = timed.filter((t) => t.result.verdict !== 'pass').length;
