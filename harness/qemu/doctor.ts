@@ -4,7 +4,7 @@ import { execa } from 'execa';
 import { open, readdir, readFile } from 'node:fs/promises';
 import type { CpuidRegs } from '../../driver/hw/cpuid.js';
 import { cpuinfoHasFlag } from './accel.js';
-import { QEMU_BINARY } from './images.js';
+import { findGuestImage, QEMU_BINARY } from './images.js';
 import { loadRamMap } from './ram-map-addon.js';
 
 /** What the host says about itself. */
@@ -25,6 +25,10 @@ export interface HostFacts {
   readonly leaf14?: readonly [CpuidRegs, CpuidRegs];
   /** Whether the ram-map addon loads (guest RAM mapped), else why not (ram-map-addon.ts). */
   readonly ramMap?: { readonly mapped: true } | { readonly mapped: false; readonly reason: string };
+  /** The guest image the qemu target boots (images.ts findGuestImage): where, or why there is none. */
+  readonly guestImage?: { readonly found: true; readonly dir: string } | { readonly found: false; readonly missing: string };
+  /** perf's intel_pt PMU (/sys/bus/event_source/devices/intel_pt/type): its type, or undefined when not registered. */
+  readonly perfIntelPtType?: number;
 }
 
 /** One line of the report. */
@@ -109,14 +113,23 @@ export function diagnose(f: HostFacts): Diagnosis {
       ? 'mmap of the shared RAM file (ram-map addon): collection runs near memcpy speed'
       : `pread of the shared RAM file, about ten times slower than mmap: ${f.ramMap.reason}`);
   }
-  const realPt = f.qemuVersion !== undefined && f.kvmUsable && vendor === 'GenuineIntel' && ptFlag && kvmIntel && ptModeOk && accepted && leafOk;
+  if (f.guestImage !== undefined) {
+    add(f.guestImage.found, 'guest image', f.guestImage.found ? `built (${f.guestImage.dir})` : f.guestImage.missing);
+  }
+  // perf registers its intel_pt PMU where the kernel's PT driver found PT (arch/x86/events/intel/pt.c
+  // pt_init): perf can trace here, and ptlab refuses a CPU perf traces on unless --reclaim.
+  add(f.perfIntelPtType !== undefined, "perf's intel_pt PMU", f.perfIntelPtType !== undefined
+    ? `registered (type ${f.perfIntelPtType}): perf can trace with intel_pt here; a CPU it traces on is refused unless --reclaim`
+    : 'not registered (/sys/bus/event_source/devices/intel_pt): the kernel found no PT, so perf cannot trace with it here');
+  const qemuModel = f.qemuVersion === undefined ? 'no: QEMU not found' : f.guestImage?.found === false ? 'no: no guest image (npm run images)' : 'yes';
+  const realPt = f.qemuVersion !== undefined && f.guestImage?.found !== false && f.kvmUsable && vendor === 'GenuineIntel' && ptFlag && kvmIntel && ptModeOk && accepted && leafOk;
   const kvm = realPt ? 'yes' : 'no (see above)';
   const metal = vendor === 'GenuineIntel' && ptFlag ? 'yes (this host, via ssh + guest/ module)' : 'on a PT lab machine';
   const matrix: ScenarioRow[] = [
-    { scenario: 'ToPA / single-range trace, ToPA PMI', sim: 'yes', qemuModel: 'yes', qemuKvm: kvm, bareMetal: metal },
-    { scenario: 'XSAVES/XRSTORS of PT state (IA32_XSS[8])', sim: 'yes', qemuModel: 'yes (model)', qemuKvm: 'never: KVM does not expose IA32_XSS[8] to guests', bareMetal: metal },
-    { scenario: 'PMI preservation (CPUID.14H:EBX[6])', sim: 'yes', qemuModel: 'yes (model)', qemuKvm: 'never: QEMU leaf 0x14 EBX is 0xF', bareMetal: metal },
-    { scenario: 'PTWRITE (CPUID.14H:EBX[4])', sim: 'yes', qemuModel: 'yes (model)', qemuKvm: 'never: QEMU leaf 0x14 EBX is 0xF', bareMetal: metal },
+    { scenario: 'ToPA / single-range trace, ToPA PMI', sim: 'yes', qemuModel, qemuKvm: kvm, bareMetal: metal },
+    { scenario: 'XSAVES/XRSTORS of PT state (IA32_XSS[8])', sim: 'yes', qemuModel: qemuModel === 'yes' ? 'yes (model)' : qemuModel, qemuKvm: 'never: KVM does not expose IA32_XSS[8] to guests', bareMetal: metal },
+    { scenario: 'PMI preservation (CPUID.14H:EBX[6])', sim: 'yes', qemuModel: qemuModel === 'yes' ? 'yes (model)' : qemuModel, qemuKvm: 'never: QEMU leaf 0x14 EBX is 0xF', bareMetal: metal },
+    { scenario: 'PTWRITE (CPUID.14H:EBX[4])', sim: 'yes', qemuModel: qemuModel === 'yes' ? 'yes (model)' : qemuModel, qemuKvm: 'never: QEMU leaf 0x14 EBX is 0xF', bareMetal: metal },
   ];
   return { findings, realPt, matrix };
 }
@@ -146,8 +159,12 @@ export async function gatherHostFacts(): Promise<HostFacts> {
   const qemuAcceptsPt = qemuVersion !== undefined && kvmUsable ? await tryQemuPt() : undefined;
   const loaded = await loadRamMap();
   const ramMap = 'addon' in loaded ? { mapped: true as const } : { mapped: false as const, reason: loaded.unavailable };
+  const image = await findGuestImage();
+  const guestImage = 'image' in image ? { found: true as const, dir: image.image.dir } : { found: false as const, missing: image.missing };
+  const perfType = await readFile('/sys/bus/event_source/devices/intel_pt/type', 'utf8').then((t) => Number.parseInt(t.trim(), 10), () => undefined);
   return {
-    ramMap,
+    ramMap, guestImage,
+    ...(perfType === undefined || Number.isNaN(perfType) ? {} : { perfIntelPtType: perfType }),
     ...(qemuVersion === undefined ? {} : { qemuVersion }),
     kvmUsable, kvmModules, cpuinfo, kernelRelease,
     ...(ptText === undefined ? {} : { ptMode: Number.parseInt(ptText.trim(), 10) }),

@@ -43,6 +43,19 @@ describe('doctor verdicts', () => {
     expect(diagnose(facts).realPt).toBe(false);
   });
 
+  test('no guest image: the qemu target is not usable, said in its own line and in every matrix row', () => {
+    const d = diagnose({ ...PT_HOST, guestImage: { found: false, missing: 'no guest image in /x/images/out (run `npm run images`)' } });
+    expect([d.findings.find((f) => f.what === 'guest image'), d.realPt, [...new Set(d.matrix.map((r) => r.qemuModel))]]).toEqual([
+      { ok: false, what: 'guest image', detail: 'no guest image in /x/images/out (run `npm run images`)' }, false, ['no: no guest image (npm run images)'],
+    ]);
+    expect(diagnose({ ...PT_HOST, guestImage: { found: true, dir: '/x/images/out' } }).matrix[0]!.qemuModel).toBe('yes');
+  });
+
+  test('perf\'s intel_pt PMU is checked: registered with its type, or not', () => {
+    const find = (f: HostFacts) => diagnose(f).findings.find((x) => x.what === 'perf\'s intel_pt PMU');
+    expect([find({ ...PT_HOST, perfIntelPtType: 8 })?.ok, /type 8/.test(find({ ...PT_HOST, perfIntelPtType: 8 })!.detail), find(AMD_PVM_HOST)?.ok]).toEqual([true, true, false]);
+  });
+
   test('an absent pt_mode with kvm_intel loaded is explained by CONFIG_BROKEN', () => {
     const { ptMode: _drop, ...noPtMode } = PT_HOST;
     const d = diagnose(noPtMode);
