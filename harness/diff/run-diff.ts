@@ -10,6 +10,7 @@ import { streamPackets } from './packets.js';
 import { gpRuleOf, normalTranscript } from './transcript.js';
 import { readResultJson } from '../report/read-result.js';
 import type { ResultJson } from '../report/result.js';
+type Expectation = ResultJson['expectations'][number];
 
 /** What a section compares. */
 export type DiffSection = 'verdict' | 'expectations' | 'memory' | 'transcript' | 'packets' | 'flow' | 'losses';
@@ -84,6 +85,40 @@ function compareLists(section: DiffSection, what: string, a: readonly string[], 
 }
 
 /**
+ * Two runs' expectations matched by name (the k-th of a repeated name with the k-th), not by
+ * position: a check added or dropped on one side is named as such, and the rest still pair up.
+ */
+function compareExpectations(a: readonly Expectation[], b: readonly Expectation[]): SectionDiff {
+  const keyed = (xs: readonly Expectation[]): Map<string, { e: Expectation; i: number }> => {
+    const seen = new Map<string, number>(), out = new Map<string, { e: Expectation; i: number }>();
+    xs.forEach((e, i) => {
+      const k = (seen.get(e.name) ?? 0) + 1;
+      seen.set(e.name, k);
+      out.set(k === 1 ? e.name : `${e.name} (#${k})`, { e, i });
+    });
+    return out;
+  };
+  const ka = keyed(a), kb = keyed(b);
+  const diffs: { i: number; text: string }[] = [];
+  for (const [name, x] of ka) {
+    const y = kb.get(name);
+    if (y === undefined) diffs.push({ i: x.i, text: `'${name}' only in A (${x.e.ok ? 'ok' : 'FAILED'})` });
+    else if (x.e.ok !== y.e.ok) diffs.push({ i: x.i, text: `'${name}' ${x.e.ok ? 'held in A, FAILED in B' : 'FAILED in A, held in B'}` });
+  }
+  for (const [name, y] of kb) if (!ka.has(name)) diffs.push({ i: y.i, text: `'${name}' only in B (${y.e.ok ? 'ok' : 'FAILED'})` });
+  if (diffs.length === 0) return { section: 'expectations', status: 'equal', detail: `${a.length} expectations` };
+  diffs.sort((x, y) => x.i - y.i);
+  const line = (e: Expectation): string => `${e.ok ? 'ok' : 'FAILED'}: ${e.name}`;
+  const at = diffs[0]!.i;
+  const around = (xs: readonly Expectation[]): string[] => xs.slice(Math.max(0, at - CONTEXT), at + CONTEXT + 1).map(line);
+  return {
+    section: 'expectations', status: 'differ',
+    detail: `${diffs.length} expectation${diffs.length === 1 ? ' differs' : 's differ'} by name: ${diffs.slice(0, 3).map((d) => d.text).join('; ')}${diffs.length > 3 ? `; … ${diffs.length - 3} more` : ''} (${a.length} vs ${b.length})`,
+    first: { index: at + 1, a: around(a), b: around(b) },
+  };
+}
+
+/**
  * A result's corrupt events and leaked buffers, one item each. Addresses are left out (two
  * allocators place buffers apart): the transcript section compares the `corrupt` lines with
  * their addresses by buffer role.
@@ -100,8 +135,7 @@ async function results(a: string, b: string): Promise<SectionDiff[]> {
   const verdict: SectionDiff = ja.verdict === jb.verdict
     ? { section: 'verdict', status: 'equal', detail: `${ja.verdict} on both` }
     : { section: 'verdict', status: 'differ', detail: `${ja.verdict}${ja.reason ? ` (${ja.reason})` : ''} / ${jb.verdict}${jb.reason ? ` (${jb.reason})` : ''}` };
-  const exp = (j: ResultJson): string[] => j.expectations.map((e) => `${e.ok ? 'ok' : 'FAILED'}: ${e.name}`);
-  return [verdict, compareLists('expectations', 'expectations', exp(ja), exp(jb)),
+  return [verdict, compareExpectations(ja.expectations, jb.expectations),
     compareLists('memory', 'corrupt events and leaked buffers', memoryItems(ja), memoryItems(jb), undefined, 'item')];
 }
 

@@ -59,6 +59,16 @@ describe('ptlab diff of two runs', () => {
     expect([d.sections[0]!.status, exp.status, exp.first?.index, exp.first?.b.includes(`FAILED: ${result.expectations[3]!.name}`)]).toEqual(['differ', 'differ', 4, true]);
   });
 
+  test('expectations pair up by name: one check more on one side is named, not every check after it', async () => {
+    const copy = join(root, 'one-more');
+    await cp(run('s1'), copy, { recursive: true });
+    const result = JSON.parse(await readFile(join(copy, 'result.json'), 'utf8')) as { expectations: { ok: boolean; name: string; detail: string }[] };
+    result.expectations.unshift({ name: 'a check only B makes', ok: true, detail: 'x' });
+    await writeFile(join(copy, 'result.json'), JSON.stringify(result));
+    const exp = (await diffRuns(run('s1'), copy)).sections.find((s) => s.section === 'expectations')!;
+    expect([exp.status, exp.detail]).toEqual(['differ', `1 expectation differs by name: 'a check only B makes' only in B (ok) (${result.expectations.length - 1} vs ${result.expectations.length})`]);
+  });
+
   test('a corrupt verdict with its events and a leaked buffer: verdict and memory differ, the event named', async () => {
     const copy = join(root, 'corrupt');
     await cp(run('s1'), copy, { recursive: true });
