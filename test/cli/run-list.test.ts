@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { main } from '../../harness/cli/main.js';
 import { SCENARIOS } from '../../harness/scenarios/index.js';
+import { KNOB_NAMES } from '../../harness/sim/knobs/knobs.js';
+import { DRIVER_FAULT_NAMES } from '../../driver/faults.js';
 import { tmpRoot } from '../scenarios/tmp.js';
 
 const root = await tmpRoot('ptlab-cli-');
@@ -17,6 +19,17 @@ async function ptlab(...argv: string[]): Promise<{ code: number; out: string; er
 }
 
 describe('ptlab list', () => {
+  test('--knobs lists every model knob and driver fault with what it breaks and the scenarios that catch it', async () => {
+    const { code, out } = await ptlab('list', '--knobs', '--json');
+    const rows = JSON.parse(out) as { kind: string; name: string; breaks: string; caughtBy: string[] }[];
+    const caught = (name: string) => rows.find((r) => r.name === name)?.caughtBy ?? [];
+    expect([code, rows.filter((r) => r.kind === 'knob').map((r) => r.name), rows.filter((r) => r.kind === 'driver-fault').map((r) => r.name),
+      rows.every((r) => r.breaks.length > 0), caught('no-topa-pmi').includes('topa-grow'), caught('restore-ctl-before-refill').includes('topa-grow')])
+      .toEqual([0, KNOB_NAMES, DRIVER_FAULT_NAMES, true, true, true]);
+    const text = await ptlab('list', '--knobs');
+    expect(text.out).toMatch(/^--knob no-topa-pmi +the CPU never delivers the ToPA PMI\n +caught by: topa-grow,/m);
+  });
+
   test('names every scenario with what it checks', async () => {
     const { code, out } = await ptlab('list');
     expect([code, SCENARIOS.filter((s) => !out.includes(s.name) || !out.includes(s.checks)).map((s) => s.name)]).toEqual([0, []]);

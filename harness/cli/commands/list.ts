@@ -4,8 +4,19 @@ import { capsOf, PROFILE_NAMES, PROFILES } from '../../sim/profiles.js';
 import { SCENARIOS } from '../../scenarios/index.js';
 import type { Scenario } from '../../scenarios/scenario.js';
 import type { CliIo } from '../main.js';
+import { KNOB_NAMES, KNOBS } from '../../sim/knobs/knobs.js';
+import { DRIVER_FAULT_NAMES, DRIVER_FAULTS } from '../../../driver/faults.js';
 
-const USAGE = 'usage: ptlab list [--json]';
+const USAGE = 'usage: ptlab list [--knobs] [--json]\n' +
+  '  the scenarios; --knobs: the model knobs and driver faults, what each breaks and the scenarios that catch it';
+
+/** Every model knob and driver fault: what it breaks, and the scenarios whose verdict it turns to FAIL. */
+export function knobTable(): { kind: 'knob' | 'driver-fault'; name: string; breaks: string; caughtBy: string[] }[] {
+  return [
+    ...KNOB_NAMES.map((k) => ({ kind: 'knob' as const, name: k, breaks: KNOBS[k].summary, caughtBy: SCENARIOS.filter((s) => s.negative === k).map((s) => s.name) })),
+    ...DRIVER_FAULT_NAMES.map((f) => ({ kind: 'driver-fault' as const, name: f, breaks: DRIVER_FAULTS[f], caughtBy: SCENARIOS.filter((s) => s.catches?.includes(f)).map((s) => s.name) })),
+  ];
+}
 
 /** Where `s` runs on the sim target: profile → "runs" or the skip reason. */
 export function simApplicability(s: Scenario, seed = 1): Record<string, string> {
@@ -21,10 +32,18 @@ export function simApplicability(s: Scenario, seed = 1): Record<string, string> 
 /** `ptlab list`. */
 export async function listCommand(argv: string[], io: CliIo): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) { io.out(USAGE); return 0; }
-  const bad = argv.find((a) => a !== '--json');
+  const bad = argv.find((a) => a !== '--json' && a !== '--knobs');
   if (bad !== undefined) {
     io.err(`ptlab list: unexpected argument '${bad}'\n${USAGE}`);
     return 2;
+  }
+  if (argv.includes('--knobs')) {
+    const rows = knobTable();
+    if (argv.includes('--json')) { io.out(`${JSON.stringify(rows, null, 2)}\n`); return 0; }
+    const w = Math.max(...rows.map((r) => r.name.length + (r.kind === 'knob' ? 7 : 15)));
+    const lines = rows.map((r) => `${`${r.kind === 'knob' ? '--knob' : '--driver-fault'} ${r.name}`.padEnd(w)}  ${r.breaks}\n${''.padEnd(w)}  caught by: ${r.caughtBy.join(', ') || '(no scenario names it as its control)'}`);
+    io.out(`${lines.join('\n')}\n\n${KNOB_NAMES.length} model knobs (a model kinder or crueller than the SDM: the scenario must FAIL), ${DRIVER_FAULT_NAMES.length} driver faults (a wrong driver: the scenario must FAIL)\n`);
+    return 0;
   }
   if (argv.includes('--json')) {
     const doc = SCENARIOS.map((s) => ({
