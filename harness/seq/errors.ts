@@ -46,3 +46,11 @@ export class SeqFileError extends PtError {
     super('bad_config', `${formatPos(pos)}: ${detail}${suggestion === undefined ? '' : ` (did you mean ${suggestion}?)`}`);
   }
 }
+
+/** Several mistakes in one sequence file, each a SeqFileError at its own place: the message has one line each. */
+export class SeqFileErrors extends PtError {
+  override readonly name = 'SeqFileErrors';
+  constructor(readonly errors: readonly SeqFileError[]) {
+    super('bad_config', errors.map((e) => e.message).join('\n'));
+  }
+}

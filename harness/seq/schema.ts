@@ -2,7 +2,7 @@
 // step is checked on its own, against the definition its step key names, so a mistake is reported
 // at its own place ("unknown key 'vaule'") rather than as "matches none of 12 step kinds".
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { SeqFileError } from './errors.js';
+import { SeqFileError, SeqFileErrors } from './errors.js';
 import { nearest } from '../text/nearest.js';
 import type { SeqPath, SeqSource } from './parse.js';
 import { loadSchemaFile } from '../report/schema-file.js';
@@ -34,37 +34,53 @@ function compile(): Validators {
   return { top, whole, step };
 }
 
-/** Throws SeqFileError for the first thing the schema refuses in `src`, at its place. */
+/**
+ * Throws what the schema refuses in `src`, each at its place: a SeqFileError for the file's top
+ * level, or for one step; SeqFileErrors when several steps are wrong (every one of them, at once).
+ */
 export function checkSchema(src: SeqSource): void {
   validators ??= compile();
   const doc = jsonOf(src.value);
   fail(src, [], doc, validators.top);
-  checkSteps(src, ['steps'], (doc as { steps: unknown[] }).steps);
+  const wrong: SeqFileError[] = [];
+  checkSteps(src, ['steps'], (doc as { steps: unknown[] }).steps, wrong);
+  if (wrong.length === 1) throw wrong[0]!;
+  if (wrong.length > 1) throw new SeqFileErrors(wrong);
   // The whole-file schema as well: the per-step checks must never accept what it refuses.
   fail(src, [], doc, validators.whole);
 }
 
-function checkSteps(src: SeqSource, at: SeqPath, steps: readonly unknown[]): void {
+/** Checks every step (each on its own), adding what is wrong with each to `wrong`. */
+function checkSteps(src: SeqSource, at: SeqPath, steps: readonly unknown[], wrong: SeqFileError[]): void {
   steps.forEach((s, i) => {
-    const path = [...at, i];
-    if (s === null || typeof s !== 'object' || Array.isArray(s)) {
-      throw new SeqFileError('schema', src.pos(path), `a step must be a mapping whose first key is its kind (${STEP_KINDS.join(', ')})`);
+    try {
+      checkStep(src, [...at, i], s, wrong);
+    } catch (e) {
+      if (!(e instanceof SeqFileError)) throw e;
+      wrong.push(e);
     }
-    const keys = Object.keys(s);
-    const kind = keys.find((k): k is StepKind => (STEP_KINDS as readonly string[]).includes(k));
-    if (kind === undefined) {
-      const first = keys[0] ?? '';
-      throw new SeqFileError('unknown-step', src.pos([...path, first], true), `unknown step '${first}' (steps: ${STEP_KINDS.join(', ')})`, nearest(first, STEP_KINDS));
-    }
-    if (kind === 'repeat') {
-      const inner = (s as { steps?: unknown }).steps;
-      // The nested steps are checked one by one below; here only the repeat's own keys.
-      fail(src, path, { ...s, steps: Array.isArray(inner) ? [{ 'pmi-enable': 0 }] : inner }, validators!.step.get(kind)!);
-      checkSteps(src, [...path, 'steps'], inner as unknown[]);
-      return;
-    }
-    fail(src, path, s, validators!.step.get(kind)!);
   });
+}
+
+/** One step against the definition its kind names; throws SeqFileError (a repeat adds its nested steps' to `wrong`). */
+function checkStep(src: SeqSource, path: SeqPath, s: unknown, wrong: SeqFileError[]): void {
+  if (s === null || typeof s !== 'object' || Array.isArray(s)) {
+    throw new SeqFileError('schema', src.pos(path), `a step must be a mapping whose first key is its kind (${STEP_KINDS.join(', ')})`);
+  }
+  const keys = Object.keys(s);
+  const kind = keys.find((k): k is StepKind => (STEP_KINDS as readonly string[]).includes(k));
+  if (kind === undefined) {
+    const first = keys[0] ?? '';
+    throw new SeqFileError('unknown-step', src.pos([...path, first], true), `unknown step '${first}' (steps: ${STEP_KINDS.join(', ')})`, nearest(first, STEP_KINDS));
+  }
+  if (kind === 'repeat') {
+    const inner = (s as { steps?: unknown }).steps;
+    // The nested steps are checked one by one below; here only the repeat's own keys.
+    fail(src, path, { ...s, steps: Array.isArray(inner) ? [{ 'pmi-enable': 0 }] : inner }, validators!.step.get(kind)!);
+    checkSteps(src, [...path, 'steps'], inner as unknown[], wrong);
+    return;
+  }
+  fail(src, path, s, validators!.step.get(kind)!);
 }
 
 /** Runs `v` on `x` (found at `at`); throws the first error as a SeqFileError at its place. */
@@ -90,8 +106,17 @@ function describeWhere(path: SeqPath): string {
 function messageOf(e: ErrorObject): string {
   switch (e.keyword) {
     case 'oneOf':
-    case 'anyOf':
-      return 'has the wrong form (see docs/formats/seq.md for what this key takes)';
+    case 'anyOf': {
+      // What belongs there, from the schema's own description of the alternatives.
+      const d = (e.parentSchema as { description?: unknown } | undefined)?.description;
+      return typeof d === 'string' ? `must be ${d.replace(/\.$/, '')}` : 'has the wrong form (see docs/formats/seq.md for what this key takes)';
+    }
+    case 'type':
+      // The top level of an empty file, or a list where the file's mapping belongs: say what belongs there.
+      if (e.instancePath === '' && (e.params as { type: string }).type === 'object') {
+        return 'is not a mapping: the file holds nothing, or no keys (a sequence is name, cpu and steps: docs/formats/seq.md)';
+      }
+      return commonMessage(e) ?? e.message ?? e.keyword;
     default:
       return commonMessage(e) ?? e.message ?? e.keyword;
   }

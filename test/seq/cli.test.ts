@@ -43,6 +43,19 @@ describe('ptlab seq', () => {
       .toEqual([0, true, false, true]);
   });
 
+  test('exit 2: every mistake of a file at once, each at its place and saying what belongs there', async () => {
+    const f = join(root, 'three-mistakes.yaml');
+    await writeFile(f, 'steps:\n  - wrmsr: IA32_RTIT_CTL\n  - alloc: x\n    sise: 4096\n  - rdmsr: 0x999999999\n');
+    const empty = join(root, 'empty.yaml');
+    await writeFile(empty, '');
+    const [r, e] = [await ptlab(f, '--out', join(root, 'never3')), await ptlab(empty, '--out', join(root, 'never4'))];
+    expect([r.exitCode, r.stderr.split('\n'), e.exitCode, e.stderr]).toEqual([2, [
+      `${f}:2:5: must be given exactly one of value and fields`,
+      `${f}:4:5: unknown key 'sise' (keys here: alloc, size, align) (did you mean size?)`,
+      `${f}:5:12: 'rdmsr' must be an MSR: its SDM name (IA32_RTIT_CTL) or its number, 0 to 0xFFFFFFFF`,
+    ], 2, `${empty}:1:1: is not a mapping: the file holds nothing, or no keys (a sequence is name, cpu and steps: docs/formats/seq.md)`]);
+  });
+
   test('exit 1: a failed expectation, named by file:line', async () => {
     const f = join(root, 'failing.yaml');
     await writeFile(f, FAILING);

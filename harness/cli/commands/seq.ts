@@ -15,13 +15,13 @@ import { RESULTS_FILE, resultsIndexText } from '../../report/results-index.js';
 import { openSuiteTarget, TargetUnavailableError, type SuiteTarget } from '../../runner/suite-target.js';
 import { checkProfile, checkTarget, type TargetReach } from '../../runner/targets.js';
 import { prepareOut } from '../../report/out-dir.js';
-import { SeqFileError } from '../../seq/errors.js';
+import { SeqFileError, SeqFileErrors } from '../../seq/errors.js';
 import type { Sequence } from '../../seq/model.js';
 import { loadSequences, runSequenceToDir } from '../../seq/run-seq.js';
 import { targetRules } from '../../seq/target-rules.js';
 import type { ProfileName } from '../../sim/profiles.js';
 import type { TargetKind } from '../../scenarios/scenario.js';
-import { parseCommandLine, UsageError, type OptionSpec } from '../args.js';
+import { parseCommandLine, usageErrorText, UsageError, type OptionSpec } from '../args.js';
 import { EXIT, EXIT_TABLE } from '../exit-codes.js';
 import type { CliIo } from '../main.js';
 import { defaultOut, targetReachOf } from './run.js';
@@ -85,7 +85,7 @@ export async function seqCommand(argv: string[], io: CliIo): Promise<number> {
     req = r;
   } catch (e) {
     if (!(e instanceof PtError)) throw e;
-    io.err(`ptlab seq: ${e.message}${e instanceof UsageError || e.code === 'bad_config' ? `\n${USAGE}` : ''}`);
+    io.err(usageErrorText('seq', e.message));
     return EXIT.usage;
   }
   let seqs: Sequence[];
@@ -97,7 +97,7 @@ export async function seqCommand(argv: string[], io: CliIo): Promise<number> {
     created = await prepareOut(req.out, req.force);
   } catch (e) {
     if (!(e instanceof PtError)) throw e;
-    io.err(e instanceof SeqFileError ? e.message : `ptlab seq: ${e.message}`);
+    io.err(e instanceof SeqFileError || e instanceof SeqFileErrors ? e.message : `ptlab seq: ${e.message}`);
     return EXIT.usage;
   }
   let suite: SuiteTarget;
