@@ -92,7 +92,7 @@ describe.skipIf(!built)('ptlab and pipes (run `npm run build` first)', () => {
     expect([version.exitCode, version.stdout]).toEqual([0, `ptlab ${pkg.version}`]);
     expect([helpRun.exitCode, helpRun.stdout.startsWith('usage: ptlab run'), helpRun.stdout]).toEqual([0, true, runHelp.stdout]);
     expect([runHelp.exitCode, listHelp.exitCode, listHelp.stdout, doctorHelp.exitCode, doctorHelp.stdout.startsWith('usage: ptlab doctor')])
-      .toEqual([0, 0, 'usage: ptlab list [--json]', 0, true]);
+      .toEqual([0, 0, 'usage: ptlab list [--knobs] [--json]\n  the scenarios; --knobs: the model knobs and driver faults, what each breaks and the scenarios that catch it', 0, true]);
     expect([none.exitCode, none.stdout, none.stderr.startsWith('usage:')]).toEqual([2, '', true]);
   });
 
