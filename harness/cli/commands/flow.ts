@@ -15,6 +15,7 @@ import { isOutputError } from '../fd-sink.js';
 import { byteOutput, OUT_CHUNK, type CliIo } from '../main.js';
 import { InputTooLargeError, readBounded } from '../../files/read-input.js';
 import { inputName, inputProblem, readChunks } from '../read-stream.js';
+import { RUN_FILE_MAX_BYTES } from '../../report/run-dir.js';
 
 /** Where the command writes. */
 export type FlowIo = CliIo;
@@ -100,9 +101,9 @@ export function parseLosses(text: string): FlowLoss[] | string {
 
 /**
  * The largest code image read (a whole vmlinux is about 70 MB) and the largest losses.json (one
- * entry per loss, tens of bytes each). The trace itself is as long as it is.
+ * entry per loss, tens of bytes each): a run directory's own bounds. The trace is as long as it is.
  */
-export const IMAGE_MAX_BYTES = 256 << 20, LOSSES_MAX_BYTES = 16 << 20;
+export const IMAGE_MAX_BYTES = RUN_FILE_MAX_BYTES['image.bin'], LOSSES_MAX_BYTES = RUN_FILE_MAX_BYTES['losses.json'];
 
 async function readBytes(path: string, io: FlowIo, bound: { max: number; what: string }): Promise<Uint8Array | undefined> {
   try {
