@@ -5,7 +5,6 @@
 // unless kept on request. The RAM file and the console log are created 0600 before QEMU starts.
 import { execa, type ResultPromise } from 'execa';
 import { mkdtemp, open, readFile, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { PtError, throwIfAborted } from '../../driver/base/errors.js';
 import { qemuArgv, qemuPaths, type QemuConfig, type QemuPaths } from './config.js';
 import { sleep, within, type TimedOpts } from '../link/deadline.js';

@@ -4,7 +4,7 @@
 // too, so `ptlab merge` rebuilds junit.xml and the summary from it (docs/sharding.md).
 import { join } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
-import { readBoundedFile } from '../files/read-input.js';
+import { readBoundedText } from '../files/read-input.js';
 import type { TimedResult } from './junit.js';
 import { VERDICTS, type ResultJson, type Verdict } from './result.js';
 
@@ -16,7 +16,7 @@ export const RESULTS_INDEX_MAX_BYTES = 512 << 20;
 
 /** The results.jsonl of the suite or shard `dir`: a regular file within its bound; ENOENT as it is, PtError('bad_config') otherwise. */
 export async function readResultsIndexFile(dir: string): Promise<string> {
-  return (await readBoundedFile(join(dir, RESULTS_FILE), RESULTS_INDEX_MAX_BYTES, `a ${RESULTS_FILE}`)).toString('utf8');
+  return readBoundedText(join(dir, RESULTS_FILE), RESULTS_INDEX_MAX_BYTES, `a ${RESULTS_FILE}`);
 }
 
 /** One line of results.jsonl: result.json's keys in their order, then `ms`. */

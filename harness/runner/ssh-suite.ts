@@ -8,7 +8,7 @@
 // checks of harness/link/doctor/, read through the helper before any run.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { PtError, UnsupportedError } from '../../driver/base/errors.js';
+import { UnsupportedError } from '../../driver/base/errors.js';
 import { ptlabRunRefusal } from '../link/doctor/checks.js';
 import { readMachineFacts } from '../link/doctor/facts.js';
 import { readClientKey, readKnownHosts } from '../ssh/key-files.js';

@@ -136,11 +136,11 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
   try {
     host = await openSuiteTarget(plan.target, plan.reach, opts.signal);
   } catch (e) {
-    await unprepareOut(plan.out, created); // no target, no run: leave nothing behind (interruptedBeforeRuns says why)
+    await unprepareOut(plan.out, created); // no target, no run: leave nothing behind
     throw e;
   }
-  const sweep = plan.lastSeed !== undefined;
   const profiles: readonly (ProfileName | CpuProfile)[] = host.probed ? [host.probed] : plan.profiles;
+  const sweep = plan.lastSeed !== undefined;
   const keep = plan.keep ?? (sweep ? 'failed' : 'all');
   const maxFailures = plan.maxTargetFailures ?? DEFAULT_MAX_TARGET_FAILURES;
   // The cells in the unsharded order (matrix.ts cellsOf); a shard keeps its own.
