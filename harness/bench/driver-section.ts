@@ -42,7 +42,7 @@ async function measure(host: SuiteTarget, name: string, seeds: readonly number[]
   for (const seed of seeds) {
     const cpu = await host.prepare({ profile: p, seed, knobs: [], settings: s.sim ?? {} });
     try {
-      const ctx = new ScenarioContext({ target: host.kind, profile: p, caps: capsOf(p), seed }, new RecordingTarget(cpu.target), cpu.model);
+      const ctx = new ScenarioContext({ target: host.kind, ptUnit: host.rules === 'sim' ? 'model' : 'hardware', profile: p, caps: capsOf(p), seed }, new RecordingTarget(cpu.target), cpu.model);
       await s.run(ctx);
       for (const e of ctx.expectations) if (!e.ok) failed.push(`seed ${seed}: ${e.name}: ${e.detail}`);
       const r: TraceResult | undefined = ctx.result;

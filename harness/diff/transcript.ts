@@ -95,7 +95,8 @@ export class TranscriptNormalizer {
     for (const [k, v] of Object.entries(rest)) {
       if (k === 'data' && typeof v === 'string') out[k] = rest.op === 'xrstors' ? `${v.length / 2} bytes` : wordsOf(v, this.roles);
       else if (k === 'area' && v !== null && typeof v === 'object') out[k] = this.area(v as Record<string, unknown>);
-      else if (typeof v === 'string' && (addresses || k === 'fault')) out[k] = this.roles.names(v);
+      // An allocation's value is its size and alignment, never an address (a size may equal one).
+      else if (typeof v === 'string' && (addresses || k === 'fault') && !(rest.op === 'alloc' && k === 'value')) out[k] = this.roles.names(v);
       else out[k] = v;
     }
     return out;

@@ -61,7 +61,7 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
   const p = typeof spec.profile === 'string' ? getProfile(spec.profile) : spec.profile;
   const faults = spec.driverFaults ?? [];
   const env: ScenarioEnv = {
-    target, profile: p, caps: capsOf(p), seed, ...(faults.length ? { driverFaults: new Set(faults) } : {}), ...(spec.signal ? { signal: spec.signal } : {}),
+    target, ptUnit: on.rules === 'sim' ? 'model' : 'hardware', profile: p, caps: capsOf(p), seed, ...(faults.length ? { driverFaults: new Set(faults) } : {}), ...(spec.signal ? { signal: spec.signal } : {}),
   };
   const base = { scenario: scenario.name, target, profile: p.name, seed };
   const tmp = await stage(dir);

@@ -1,7 +1,7 @@
 // err-topa-midrun: an operational error in the middle of a driver's trace run
 // (docs/sdm/output.md §4.7 rule 2b, §6): after the first PMI has grown the table,
 // one of the new entries is overwritten (with TraceEn=0) by an 8 KiB region
-// at a 4 KiB boundary. When the CPU reaches it, STATUS.Error := 1 and nothing
+// at a 4 KiB boundary (in a spare buffer of the run's). When the CPU reaches it, STATUS.Error := 1 and nothing
 // more is written. Two runs:
 //   1. the STOP guard after the next INT region is the bad entry, so the next
 //      ToPA PMI's handler finds Error=1: it records one "error" loss where the
@@ -24,6 +24,10 @@ const CTL = IA32_RTIT_CTL.address;
 /** One trace run whose first PMI is followed by the corruption of table entry `bad`; returns the result and the PMI records' actions. */
 async function runWithBadEntry(ctx: ScenarioContext, bad: number): Promise<TraceResult> {
   const { workload, extra } = ctx.busy(32_768);
+  // The bad entry's region lies in memory of the run's own (the second and third page of an 8 KiB-aligned
+  // 16 KiB buffer), so that a CPU that wrote through it after all would write nothing it does not own.
+  // The run's guard frees it at the end, once TraceEn=0 is read back (docs/design.md "The invariant").
+  const spare = await ctx.target.phys.alloc(4 * 4096, 8192);
   let corrupted = false;
   return ctx.trace({ output: { scheme: 'topa', policy: 'grow', regionSize: 4096, regions: 3 }, ...extra }, {
     workload,
@@ -36,7 +40,7 @@ async function runWithBadEntry(ctx: ScenarioContext, bad: number): Promise<Trace
       const t = (s.plan as TopaManager).tables[0]!;
       const ctl = await ctx.target.rdmsr(0, CTL);
       await ctx.target.wrmsr(0, CTL, ctl & ~1n);
-      const misaligned = (t.output(bad).region.base & ~0x1fffn) | 0x1000n;
+      const misaligned = spare.base + 0x1000n;
       const entry = new Uint8Array(8);
       new DataView(entry.buffer).setBigUint64(0, topaEntry({ base: misaligned, size: 8192 }), true);
       await ctx.target.phys.write(t.base + BigInt(8 * bad), entry);

@@ -20,9 +20,11 @@ export const errWriteWhileEnabled: Scenario = {
     ctx.probed = s.probed;
     try {
       await s.start();
+      // OUTPUT_BASE is written with the table it already holds: had a CPU taken the write after all,
+      // PT would still write only into the run's own memory, never at some other physical address.
       const cases: [string, number, bigint][] = [
         ['IA32_RTIT_STATUS', STATUS, 0n],
-        ['IA32_RTIT_OUTPUT_BASE', OUTPUT_BASE, 0x10_0000n],
+        ['IA32_RTIT_OUTPUT_BASE', OUTPUT_BASE, await t.rdmsr(0, OUTPUT_BASE)],
         ['IA32_RTIT_OUTPUT_MASK_PTRS', MASK_PTRS, 0x7fn],
       ];
       if (caps.cr3Filtering) cases.push(['IA32_RTIT_CR3_MATCH', CR3_MATCH, 0x1000n]);

@@ -32,6 +32,8 @@ export type TargetKind = 'sim' | 'qemu' | 'ssh';
 /** What a scenario knows before it runs: the target kind, the CPU profile and what it enumerates. */
 export interface ScenarioEnv {
   readonly target: TargetKind;
+  /** What traces: the reference model (the sim, or qemu/ssh with `--pt model`) or real PT hardware. */
+  readonly ptUnit: 'model' | 'hardware';
   /**
    * The CPU: a model profile, or on real PT the probed one (harness/runner/probed-profile.ts). Its
    * `errata` follow from its CPUID signature either way (driver/hw/errata.ts), so skip on them.

@@ -15,7 +15,7 @@ export const topaCachedEntries: Scenario = {
   checks: 'a CPU that caches ToPA entries at each enable: tables edited only with TraceEn=0 are seen after the restore; many PMIs, lossless',
   appliesTo: 'multi-entry ToPA CPUs that read the table ahead: on the model the full profile; on hardware every multi-entry ToPA CPU (caching is not enumerated)',
   targets: ['sim', 'qemu', 'ssh'],
-  skip: (env) => needsMultiEntryTopa(env.caps) ?? (env.target === 'sim' && env.profile.topaCache === undefined
+  skip: (env) => needsMultiEntryTopa(env.caps) ?? (env.ptUnit === 'model' && env.profile.topaCache === undefined
     ? 'the modelled CPU reads each ToPA entry when it reaches it (only the full profile caches ahead)' : undefined),
   negative: 'topa-cache-stale',
   catches: ['restore-ctl-before-refill'],

@@ -125,6 +125,17 @@ describe('normalised transcripts and packet streams', () => {
     expect(texts(t(0x100000, 0x80))).not.toEqual(texts(t(0x100000, 0x40)));
   });
 
+  test('an allocation\'s size is never taken for an address, even when it equals a buffer\'s base', () => {
+    // On the sim the first buffer sits at 0x100000, and a 1 MiB buffer's size is 0x100000 too.
+    const t = (base: number) => [
+      { seq: 0, t_us: 1, cpu: -1, op: 'alloc', value: '0x1000/0x1000', result: `0x${base.toString(16)}` },
+      { seq: 1, t_us: 2, cpu: -1, op: 'alloc', value: '0x100000/0x100000', result: `0x${(base + 0x200000).toString(16)}` },
+    ].map((l) => JSON.stringify(l)).join('\n');
+    const texts = (s: string) => normalTranscript(s).map((l) => l.text);
+    expect(texts(t(0x100000))).toEqual(texts(t(0x6b00000)));
+    expect(texts(t(0x100000))[1]).toBe('{"cpu":-1,"op":"alloc","value":"0x100000/0x100000","result":"@buf1"}');
+  });
+
   test('timing packets count only with timing; other packets always', () => {
     const base: Packet[] = [{ type: 'psb' }, { type: 'psbend' }, { type: 'tnt.8', n: 3, bits: 5n }];
     const withTsc = encodePackets([...base.slice(0, 1), { type: 'tsc', tsc: 12345n }, ...base.slice(1)]);

@@ -36,7 +36,7 @@ describe('probedProfile: errata from the probed signature', () => {
 });
 
 describe('branch-disable on a probed CPU (the ssh target)', () => {
-  const skip = (p: CpuProfile): string | undefined => branchDisable.skip({ target: 'ssh', profile: p, caps: capsOf(p), seed: 1 });
+  const skip = (p: CpuProfile): string | undefined => branchDisable.skip({ target: 'ssh', ptUnit: 'hardware', profile: p, caps: capsOf(p), seed: 1 });
 
   test('skips on a probed Broadwell, naming the erratum', async () => {
     expect(skip(await probedFrom(PROFILES.broadwell))).toBe('erratum BDM106 of this CPU (06_4FH): IA32_RTIT_CTL with TraceEn=1 and BranchEn=0 raises #GP');

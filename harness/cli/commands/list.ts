@@ -23,7 +23,7 @@ export function simApplicability(s: Scenario, seed = 1): Record<string, string> 
   const out: Record<string, string> = {};
   for (const p of PROFILE_NAMES) {
     const profile = PROFILES[p];
-    const why = s.targets.includes('sim') ? s.skip({ target: 'sim', profile, caps: capsOf(profile), seed }) : 'not on the sim target';
+    const why = s.targets.includes('sim') ? s.skip({ target: 'sim', ptUnit: 'model', profile, caps: capsOf(profile), seed }) : 'not on the sim target';
     out[p] = why ?? 'runs';
   }
   return out;

@@ -161,7 +161,8 @@ export function parseRunArgs(argv: string[], now = new Date()): RunRequest {
   if (!all && cpu !== undefined && cpu !== 'all' && cpu.length === 1) {
     const p = getProfile(profiles[0]!);
     for (const s of scenarios) {
-      const why = s.skip({ target: kind, profile: p, caps: capsOf(p), seed: seeds?.from ?? seed ?? 1 });
+      // --cpu names a model profile (checked above): the model is the PT unit.
+      const why = s.skip({ target: kind, ptUnit: 'model', profile: p, caps: capsOf(p), seed: seeds?.from ?? seed ?? 1 });
       if (why !== undefined) throw new PtError('bad_config', `scenario ${s.name} does not run on --cpu ${p.name}: ${why}`);
     }
   }
