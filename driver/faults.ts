@@ -41,7 +41,9 @@ export type DriverFault =
   /** PMI handler: the LVT entry is never unmasked (as if perf's NMI handler always did it: docs/sdm/msrs.md §11.1). */
   | 'skip-unmask'
   /** Trace run: TraceEn is set before the workload is started, not once it waits at its entry: the loader is traced too. */
-  | 'early-enable';
+  | 'early-enable'
+  /** Several contexts: the loaded context's part of a merged ToPA PMI is never serviced (PmiHandler.handleIfDue does nothing: docs/sdm/output.md §4.5). */
+  | 'skip-merged-pmi';
 
 /** What each fault breaks, in one line (ptlab list, result.json figures). */
 export const DRIVER_FAULTS: Readonly<Record<DriverFault, string>> = {
@@ -62,6 +64,7 @@ export const DRIVER_FAULTS: Readonly<Record<DriverFault, string>> = {
   'no-confine': 'the trace is not confined to the workload: other code on the traced CPU is traced too',
   'skip-unmask': 'the PMI handler never unmasks the LVT entry, counting on a co-resident perf handler to',
   'early-enable': 'TraceEn is set before the workload is started, so the code that loads it is traced too',
+  'skip-merged-pmi': 'a ToPA PMI that was a switched-out context\'s and the loaded one\'s is serviced for the switched-out one only',
 };
 
 /** Every fault name. */

@@ -219,7 +219,7 @@ export class TraceSession {
   /** The loaded context's part of a ToPA PMI that was also a switched-out one's (PmiHandler.handleIfDue); true when it was this context's too. */
   async handleIfDue(ev: Extract<TargetEvent, { kind: 'pmi' }>): Promise<boolean> {
     const r = await this.handler.handleIfDue(ev);
-    if (r) this.pmis.push(r);
+    if (r) this.pmis.push({ ...r, merged: true });
     return r !== undefined;
   }
 

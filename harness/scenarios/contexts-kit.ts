@@ -64,7 +64,7 @@ export function expectGrowRefills(ctx: ScenarioContext, r: ContextResult, label?
 
 /** A context's PMIs as the handler took them, for expectation details: `handled-saved(S),handled,…` (S: stopped). */
 export function pmiActions(r: ContextResult): string {
-  return r.pmis.map((p) => `${p.action}${p.stopped ? '(S)' : ''}`).join(',');
+  return r.pmis.map((p) => `${p.action}${p.merged ? '(M)' : ''}${p.stopped ? '(S)' : ''}`).join(',');
 }
 
 /**

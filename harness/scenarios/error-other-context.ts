@@ -40,7 +40,7 @@ export const errorOtherContext: Scenario = {
     let badAt: bigint | undefined;
     // At A's first preemption point (still in its first region), its third entry goes bad. A CPU that
     // cached the table at the enable sees it from A's next restore on (§4.8), before A gets there.
-    const target = filterEvents(interruptsOffWhile(ctx.target, sim, a, true), async function* (events, workload, cpu) {
+    const target = filterEvents(interruptsOffWhile(ctx.target, sim, a, { holdAtEntry: true }), async function* (events, workload, cpu) {
       for await (const ev of events) {
         if (workload === a && ev.kind === 'slice' && badAt === undefined) {
           const table = sim.unit(cpu).peek(IA32_RTIT_OUTPUT_BASE.address);

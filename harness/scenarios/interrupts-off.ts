@@ -7,17 +7,31 @@ import type { Target, TargetEvent, Workload } from '../../driver/target.js';
 import type { SimTarget } from '../sim/sim-target.js';
 import { filterEvents } from './target-wrap.js';
 
+/** How the interrupts-off CPU holds PMIs besides those raised while `late` runs. */
+export interface InterruptsOffOptions {
+  /** A PMI pending when `late` is entered waits with its own (its entry keeps interrupts off). */
+  readonly holdAtEntry?: boolean;
+  /**
+   * A second workload that runs with interrupts off too, and whose switch to `late` keeps them
+   * off (with `holdAtEntry`): a PMI its filled INT region raised waits through `late`'s next slice,
+   * while `late` fills its own, and is taken when `late` leaves — back on this workload, one
+   * interrupt for both contexts' filled INT regions (a merged PMI, §4.5), whatever the seed.
+   */
+  readonly carry?: Workload;
+  /** Sees every PMI as the driver gets it. */
+  readonly onPmi?: (ev: Extract<TargetEvent, { kind: 'pmi' }>) => void;
+}
+
 /**
  * `target` on which `late` runs with interrupts off (docs/sdm/output.md §4.5): a PMI raised while its
  * code runs stays pending until it leaves the CPU: it is taken right after the switch to the next
  * context (the driver's save and restore done), or before its exit. What the top half reads (GLOBAL_STATUS,
  * CTL, STATUS) is read when the PMI is taken. The CPU masked the LVT entry when it raised the PMI,
- * so a second one merges into it (§4.5). `onPmi` sees every PMI as the driver gets it.
+ * so a second one merges into it (§4.5). See InterruptsOffOptions for the rest.
  */
-export function interruptsOffWhile(
-  target: Target, sim: SimTarget, late: Workload, holdAtEntry: boolean, onPmi: (ev: Extract<TargetEvent, { kind: 'pmi' }>) => void = () => undefined,
-): Target {
-  let held: Extract<TargetEvent, { kind: 'pmi' }> | undefined, released = false;
+export function interruptsOffWhile(target: Target, sim: SimTarget, late: Workload, opts: InterruptsOffOptions = {}): Target {
+  const { holdAtEntry = false, carry, onPmi = () => undefined } = opts;
+  let held: Extract<TargetEvent, { kind: 'pmi' }> | undefined, released = false, lateDone = false;
   const take = (): TargetEvent => {
     const f = sim.unit(held!.cpu), ev = held!;
     held = undefined;
@@ -31,7 +45,7 @@ export function interruptsOffWhile(
     return ev;
   };
   return filterEvents(target, async function* (events, workload, cpu) {
-    const mine = workload === late;
+    const mine = workload === late, carried = carry !== undefined && workload === carry;
     const it = events[Symbol.asyncIterator]();
     try {
       for (;;) {
@@ -44,8 +58,11 @@ export function interruptsOffWhile(
         // raised by the bytes B's save flushed) is taken then unless `holdAtEntry` (the switch
         // ends with interrupts on, or A's entry keeps them off).
         if (mine && ev.kind === 'pmi' && (holdAtEntry || sim.retiredBranches(cpu) !== ran)) { held = ev; continue; }
-        if (mine && held && ev.kind === 'exit') yield take();
-        if (mine && held && ev.kind === 'slice') released = true;
+        // The carried workload's PMIs wait too; its slice lets them go only when `late` has ended.
+        if (carried && ev.kind === 'pmi') { held = ev; continue; }
+        if ((mine || carried) && held && ev.kind === 'exit') yield take();
+        if (held && ev.kind === 'slice' && (mine || (carried && lateDone))) released = true;
+        if (mine && ev.kind === 'exit') lateDone = true;
         yield seen(ev);
       }
     } finally {

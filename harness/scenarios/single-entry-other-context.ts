@@ -38,6 +38,7 @@ export const singleEntryOtherContext: Scenario = {
   // The early PMI comes 512 bytes before full (docs/sdm/output.md §4.6); B's skid plus the flush grain must fit.
   sim: { pmiSkid: 64 },
   negative: 'no-topa-stop-status',
+  catches: ['skip-merged-pmi'],
   async run(ctx) {
     // A's bytes per branch differ tenfold between workloads; a long slice must write its region full
     // (A stops at its STOP+INT entry), a short one well under the early PMI's margin. Both are sized
@@ -99,7 +100,7 @@ async function twoContexts(ctx: ScenarioContext, a: GeneratedWorkload, b: Genera
   const from = ctx.target.lines.length, truthFrom = sim.truthLog(0)?.length ?? 0;
   // PMIs with GLOBAL_STATUS[55] clear as the driver got them (one in flight when a handler acknowledged [55]).
   const clear = topaBitClearCounter();
-  const results = await traceContexts(interruptsOffWhile(ctx.target, sim, a, holdAtEntry, clear.onPmi), [
+  const results = await traceContexts(interruptsOffWhile(ctx.target, sim, a, { holdAtEntry, onPmi: clear.onPmi }), [
     { name: 'A', workload: a, req }, { name: 'B', workload: b, req },
   ], { sliceBranches: slice, ...ctx.sessionOptions(), writtenNow: () => sim.written(0) });
   const [ra, rb] = results as [ContextResult, ContextResult];
