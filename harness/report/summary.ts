@@ -1,4 +1,5 @@
 // The summary table `ptlab run` prints at the end: one row per run, then the totals.
+import { controlsLine, suiteControls } from './controls.js';
 import { isFailure, VERDICTS, type ResultJson, type Verdict } from './result.js';
 
 /** How a verdict shows in progress lines and tables (the ones that need a look in capitals). */
@@ -52,6 +53,8 @@ export function summaryTable(runs: readonly ResultJson[]): string {
   const lines = [row('scenario', profiles), row('-'.repeat(w0), ws.map((w) => '-'.repeat(w)))];
   for (const s of scenarios) lines.push(row(s, profiles.map((p) => cell(s, p))));
   lines.push('', `${runs.length} runs: ${counts(runs)}`);
+  const controls = controlsLine(suiteControls(runs));
+  if (controls) lines.push(controls);
   return `${lines.join('\n')}\n`;
 }
 
@@ -98,5 +101,7 @@ export function sweepTable(runs: readonly ResultJson[]): string {
   const lo = runs.reduce((m, r) => Math.min(m, r.seed), Infinity), hi = runs.reduce((m, r) => Math.max(m, r.seed), -Infinity);
   lines.push('', `${runs.length} runs over seeds ${lo}-${hi}: ${counts(runs)}; ` +
     `${failuresPerThousand(runs)} failures per 1,000 runs`);
+  const controls = controlsLine(suiteControls(runs));
+  if (controls) lines.push(controls);
   return `${lines.join('\n')}\n`;
 }

@@ -27,6 +27,12 @@ describe('the matrix orders verdicts from worst', () => {
     expect(others.map((o) => cells([run(1, o), run(2, worst)])[0]![0])).toEqual(others.map(() => `v-${worst}`));
   });
 
+  test('a cell whose run had a negative control is marked, and its title names the control', () => {
+    const html = matrixHtml([{ ...run(1, 'fail'), controls: ['driver fault skip-unmask'] }, run(1, 'fail', 'icelake')], () => true);
+    const tds = [...html.matchAll(/<td class="[^"]*"( data-controls="[^"]*")? title="([^"]*)"/g)].map((m) => [m[2], m[1] ?? '']);
+    expect(tds).toEqual([['s on sim:skylake: fail (with driver fault skip-unmask)', ' data-controls="driver fault skip-unmask"'], ['s on sim:icelake: fail', '']]);
+  });
+
   test('one run per cell: each cell shows its own verdict', () => {
     expect(cells([run(1, 'corrupt', 'skylake'), run(1, 'fail', 'icelake')]).map((c) => c.slice(0, 2))).toEqual([['v-corrupt', 'corrupt'], ['v-fail', 'fail']]);
   });

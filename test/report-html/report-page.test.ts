@@ -69,6 +69,18 @@ describe.skipIf(!chromiumInstalled())(chromiumInstalled() ? 'the HTML report in 
     await page.context().close();
   });
 
+  test('the suite ran with a knob: the header names it, and each judged cell and section head carries it', async () => {
+    const { page } = await open();
+    const seen = await page.evaluate(`(() => {
+      const a = document.querySelector('table.matrix a[href="#${SUITE.failing.id}"]');
+      return [document.querySelector('header p.controls')?.textContent, a.parentElement.dataset.controls,
+        getComputedStyle(a, '::after').content, document.querySelector('#${SUITE.failing.id} summary .ctl')?.textContent];
+    })()`) as string[];
+    expect(seen).toEqual(['negative controls: knob no-topa-stop-status: every judged run should FAIL; a pass is a bug the suite misses',
+      'knob no-topa-stop-status', '" \u2691"', 'with knob no-topa-stop-status']);
+    await page.context().close();
+  });
+
   test('clicking a failing cell opens that run\'s section with the failed expectation and the transcript excerpt', async () => {
     const { page, errors } = await open();
     const failed = results.find((r) => r.scenario === SUITE.failing.scenario && r.profile === SUITE.failing.profile)!.expectations.find((e) => !e.ok)!;

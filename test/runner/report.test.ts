@@ -81,6 +81,12 @@ describe('the summary table', () => {
   test('ends with passed, failed and skipped counts', () => {
     expect(summaryTable([run({}), run({ profile: 'full', verdict: 'fail' })])).toContain('2 runs: 1 passed, 1 failed, 0 skipped');
   });
+  test('a suite run with negative controls names them under the totals; one without says nothing of them', () => {
+    const t = summaryTable([run({ verdict: 'fail', figures: { knobs: 'no-topa-stop-status', driverFaults: 'skip-unmask,double-ack' } }), run({ profile: 'full', verdict: 'fail' })]);
+    expect(t.trimEnd().split('\n').at(-1)).toBe('negative controls: knob no-topa-stop-status, driver fault skip-unmask, driver fault double-ack: every judged run should FAIL; a pass is a bug the suite misses');
+    expect(summaryTable([run({})])).not.toContain('negative controls');
+    expect(sweepTable([run({ figures: { driverFaults: 'skip-unmask' } }), run({ seed: 2, figures: { driverFaults: 'skip-unmask' } })])).toContain('negative controls: driver fault skip-unmask:');
+  });
   test('a corrupt run shows as CORRUPT, and the totals count it apart from the failed runs', () => {
     const t = summaryTable([run({}), run({ profile: 'full', verdict: 'fail' }), corrupt({ profile: 'icelake' })]);
     expect([t.split('\n').find((l) => l.startsWith('s '))?.split(/\s+/), t.includes('3 runs: 1 passed, 1 failed, 1 corrupt, 0 skipped')])

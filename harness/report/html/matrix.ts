@@ -53,7 +53,12 @@ function cellHtml(rs: readonly RunSummary[], linked: (r: RunSummary) => boolean)
   const worst = WORST.find((v) => rs.some((r) => r.verdict === v)) ?? 'missing';
   const target = rs.find((r) => r.verdict === worst && linked(r)) ?? rs.find(linked);
   const text = rs.length === 1 ? worst : `${rs.filter((r) => r.verdict === worst).length} ${worst} / ${rs.length}`;
-  const title = rs.length === 1 ? `${rs[0]!.scenario} on ${rs[0]!.target}:${rs[0]!.profile}: ${rs[0]!.verdict}${rs[0]!.reason ? ` — ${rs[0]!.reason}` : ''}` : `${rs.length} runs`;
+  const controls = [...new Set(rs.flatMap((r) => r.controls ?? []))];
+  const withControls = controls.length ? ` (with ${controls.join(', ')})` : '';
+  const title = (rs.length === 1 ? `${rs[0]!.scenario} on ${rs[0]!.target}:${rs[0]!.profile}: ${rs[0]!.verdict}${rs[0]!.reason ? ` — ${rs[0]!.reason}` : ''}` : `${rs.length} runs`) + withControls;
+  // A run with a negative control is marked in its cell (a flag drawn by the style, so the cell's
+  // text stays its verdict): its FAIL is the outcome it should have.
+  const mark = controls.length ? ` data-controls="${esc(controls.join(', '))}"` : '';
   const inner = target ? `<a href="#${esc(target.id)}">${esc(text)}</a>` : esc(text);
-  return `<td class="v-${worst}" title="${esc(title)}">${inner}</td>`;
+  return `<td class="v-${worst}"${mark} title="${esc(title)}">${inner}</td>`;
 }

@@ -18,6 +18,8 @@ table.matrix td.v-skip { background: #f6f8fa; color: var(--skip); font-weight: 4
 table.matrix td.v-missing { background: #fbefff; color: var(--missing); } table.matrix td.none { color: var(--line); }
 table.matrix td.v-corrupt { background: var(--corrupt); color: #fff; }
 table.matrix tbody th { font-weight: 500; white-space: nowrap; }
+table.matrix td[data-controls] > a::after, table.matrix td[data-controls]:not(:has(a))::after { content: " \\2691"; font-weight: 400; }
+.ctl { font-weight: 400; font-size: 11px; color: var(--skip); } p.controls { font-weight: 600; }
 .run { margin: 4px 0; border: 1px solid var(--line); border-radius: 6px; }
 .run.line { padding: 3px 10px; color: var(--dim); }
 details.run > summary { padding: 4px 10px; cursor: pointer; }

@@ -3,6 +3,7 @@
 // when the section opens) and drawn then by the page's script with the inlined chart library, so a
 // matrix of hundreds of runs opens fast. A Content-Security-Policy forbids every request the page
 // could make: it works offline, and a test can tell it makes none.
+import { controlsLine } from '../controls.js';
 import { isBad, VERDICTS } from '../result.js';
 import type { ChartLibrary } from './chart-library.js';
 import { CLIENT_SCRIPT } from './client-script.js';
@@ -59,9 +60,11 @@ const COUNTED: readonly RunSummary['verdict'][] = [...VERDICTS, 'missing'];
 function headerHtml(suite: SuiteView, runs: readonly RunSummary[], info: PageInfo, chart: ChartLibrary): string {
   const counts = COUNTED.map((v) => [v, runs.filter((r) => r.verdict === v).length] as const).filter(([v, n]) => n > 0 || v === 'pass' || v === 'fail');
   const problems = suite.problems.map((p) => `<li>${esc(p.file)}: ${esc(p.problem)} — ${esc(p.detail)}</li>`).join('');
+  const controls = controlsLine([...new Set(runs.flatMap((r) => r.controls ?? []))]);
   return `<header><h1>ptlab report</h1><p class="meta">suite <code>${esc(suite.dir)}</code> · ${runs.length} runs: ` +
     `${counts.map(([v, n]) => `<span class="badge v-${v}">${n} ${v}</span>`).join(' ')}` +
     ` · written ${esc(info.generated)} by ptlab report · charts: ${esc(chart.name)} ${esc(chart.version)}</p>` +
+    (controls ? `<p class="controls">${esc(controls)}</p>` : '') +
     (problems ? `<ul class="problems">${problems}</ul>` : '') + '</header>';
 }
 
@@ -82,7 +85,7 @@ const label = (r: RunSummary): string => `${r.scenario} on ${where(r)}`;
 function sectionHtml(r: RunView): string {
   const s = r.summary;
   const head = `<span class="badge v-${s.verdict}">${s.verdict}</span> <b>${esc(s.scenario)}</b> on ${esc(where(s))}` +
-    `${s.ms === undefined ? '' : ` · ${s.ms} ms`}${s.reason ? ` <span class="reason">— ${esc(s.reason)}</span>` : ''}`;
+    `${s.controls ? ` · <span class="ctl">with ${esc(s.controls.join(', '))}</span>` : ''}${s.ms === undefined ? '' : ` · ${s.ms} ms`}${s.reason ? ` <span class="reason">— ${esc(s.reason)}</span>` : ''}`;
   if (r.detail === undefined) {
     const where = s.dir === undefined ? ' <span class="dim">(no run directory)</span>' : '';
     return `<p class="run line v-${s.verdict}" id="${esc(s.id)}">${head}${where}</p>`;

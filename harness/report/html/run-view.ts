@@ -1,6 +1,7 @@
 // One run's view (docs/report.md "A run's section"): read from its run directory (result.json,
 // transcript.jsonl, losses.json) and, for what the directory lacks, from the suite's results.jsonl
 // line. Never throws: a missing or malformed file is listed in the section and the rest is shown.
+import { controlsOf } from '../controls.js';
 import { RUN_FILES } from '../run-dir.js';
 import type { ResultJson } from '../result.js';
 import { failureExcerpt } from './excerpt.js';
@@ -45,12 +46,14 @@ export async function runView(src: RunSource, id: string, fallback: RunKey, made
   }
   // A host's result.json names no host (ptlab run --hosts): the host comes from where it was found.
   const host = result?.host ?? fallback.host;
+  const controls = result ? controlsOf(result.figures) : [];
   const summary: RunSummary = {
     ...(result ? keyOf(result) : fallback), ...(host === undefined ? {} : { host }), id,
     verdict: result?.verdict ?? 'missing',
     ...(result?.reason === undefined ? {} : { reason: result.reason }),
     ...(src.dir ? { dir: src.dir.rel } : {}),
     ...(src.indexed ? { ms: src.indexed.ms } : {}),
+    ...(controls.length ? { controls } : {}),
   };
   if (src.dir === undefined || summary.verdict === 'skip') return { summary };
   return { summary, detail: made !== undefined && problems.length === 0 ? made : await detailOf(src.dir.abs, result, problems) };

@@ -36,6 +36,8 @@ export interface RunSummary extends RunKey {
   readonly dir?: string;
   /** The run's time (results.jsonl `ms`). */
   readonly ms?: number;
+  /** The negative controls it ran with (`knob NAME`, `driver fault NAME`: report/controls.ts); absent when none. */
+  readonly controls?: readonly string[];
 }
 
 /** One ToPA entry as the driver last wrote it. */
