@@ -13,7 +13,7 @@ import type { KnobName } from '../sim/knobs/knobs.js';
 import { getProfile, type ProfileName } from '../sim/profiles.js';
 import { parseTranscriptLine } from '../diff/transcript.js';
 import { NotReplayableError } from './errors.js';
-import { replayTranscript, type Divergence } from './replay.js';
+import { replayTranscript, type CpuidDifference, type Divergence } from './replay.js';
 import { replaceFile } from '../report/owned-files.js';
 import { NotARunDirError, readResultJson } from '../report/read-result.js';
 
@@ -26,13 +26,17 @@ export interface ReplayRunOptions {
   readonly out?: string;
   /** Stops the replay between two operations (PtError 'aborted'). */
   readonly signal?: AbortSignal;
+  /** Go on past CPUID results that differ (replay.ts ReplayOptions.pastCpuid). */
+  readonly pastCpuid?: boolean;
 }
 
 /** replay.json: what `ptlab replay` found (docs/replay.md). */
 export interface ReplayReport {
   readonly run: string;
   readonly scenario: string;
+  /** The profile replayed on, and the recorded run's. */
   readonly profile: string;
+  readonly recordedProfile: string;
   readonly seed: number;
   /** The target replayed on, e.g. "sim:skylake". */
   readonly target: string;
@@ -41,6 +45,8 @@ export interface ReplayReport {
   readonly equalLines: number;
   readonly equal: boolean;
   readonly divergence?: Divergence;
+  /** CPUID results that differed and were gone past (`--past-cpuid`); absent when none. */
+  readonly cpuid?: readonly CpuidDifference[];
   /** The model's memory-oracle events during the replay (docs/design.md "The memory oracle"); absent when none. */
   readonly corrupt?: readonly string[];
   /** What the replay left allocated because tracing could not be confirmed off at its end; absent when nothing. */
@@ -81,7 +87,7 @@ export async function replayRunDir(dir: string, on: SuiteTarget, o: ReplayRunOpt
   let outcome, settled;
   try {
     try {
-      outcome = await replayTranscript(lines, custody, o.signal);
+      outcome = await replayTranscript(lines, custody, { ...(o.signal ? { signal: o.signal } : {}), ...(o.pastCpuid ? { pastCpuid: true } : {}) });
     } finally {
       settled = await custody.settle();
     }
@@ -90,9 +96,10 @@ export async function replayRunDir(dir: string, on: SuiteTarget, o: ReplayRunOpt
   }
   const corrupt = cpu.model?.oracle.events.map((e) => `${e.kind} on CPU ${e.cpu}: ${e.detail}`) ?? [];
   const report: ReplayReport = {
-    run: dir, scenario: result.scenario, profile: profile.name, seed: result.seed, target: cpu.description, knobs,
+    run: dir, scenario: result.scenario, profile: profile.name, recordedProfile: result.profile, seed: result.seed, target: cpu.description, knobs,
     lines: outcome.lines, equalLines: outcome.equalLines, equal: outcome.divergence === undefined,
     ...(outcome.divergence ? { divergence: outcome.divergence } : {}),
+    ...(outcome.cpuid ? { cpuid: outcome.cpuid } : {}),
     ...(corrupt.length ? { corrupt } : {}),
     ...(settled.leaked.length ? { leaked: `${describeLeaks(settled.leaked)}: ${settled.why ?? ''}` } : {}),
   };

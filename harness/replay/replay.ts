@@ -37,11 +37,19 @@ export interface Divergence {
   readonly fields: readonly string[];
 }
 
+/** A CPUID result that differed and was gone past (`pastCpuid`): its line and what differs. */
+export interface CpuidDifference {
+  readonly line: number;
+  readonly fields: readonly string[];
+}
+
 export interface ReplayOutcome {
   /** Recorded lines, and those replayed equal before the divergence (all of them when none). */
   readonly lines: number;
   readonly equalLines: number;
   readonly divergence?: Divergence;
+  /** The CPUID results that differed and were gone past (`pastCpuid`); absent when none. */
+  readonly cpuid?: readonly CpuidDifference[];
   /** The replay's own transcript.jsonl. */
   readonly transcript: string;
 }
@@ -55,8 +63,21 @@ function kindOf(op: string, want: readonly RecordedLine[], got: readonly Recorde
   return want.some((w, i) => (w.fault === undefined) !== (got[i]?.fault === undefined) || w.fault !== got[i]?.fault) ? 'fault' : 'value';
 }
 
+/** How a replay goes. */
+export interface ReplayOptions {
+  readonly signal?: AbortSignal;
+  /**
+   * Go on past a CPUID result that differs (a replay on another CPU profile reads another CPUID by
+   * design): each is listed in the outcome, and the replay stops at the first other difference.
+   */
+  readonly pastCpuid?: boolean;
+}
+
 /** Replays `recorded` (parsed transcript lines) on `target`; see the file comment. */
-export async function replayTranscript(recorded: readonly RecordedLine[], target: Target, signal?: AbortSignal): Promise<ReplayOutcome> {
+export async function replayTranscript(recorded: readonly RecordedLine[], target: Target, o: ReplayOptions = {}): Promise<ReplayOutcome> {
+  const { signal } = o;
+  const cpuid: CpuidDifference[] = [];
+  const withCpuid = <T extends object>(r: T): T & { cpuid?: readonly CpuidDifference[] } => (cpuid.length ? { ...r, cpuid } : r);
   const rec = new RecordingTarget(target);
   const wantNorm = new TranscriptNormalizer(), gotNorm = new TranscriptNormalizer();
   const want = recorded.map((l) => wantNorm.line(l));
@@ -73,8 +94,13 @@ export async function replayTranscript(recorded: readonly RecordedLine[], target
     const w = wantText.slice(s.from, s.to);
     if (gotText.length !== w.length || gotText.some((t, k) => t !== w[k])) {
       const op = String(recorded[s.from]!.op);
+      if (o.pastCpuid && op === 'cpuid' && gotText.length === w.length) {
+        cpuid.push({ line: s.from + 1, fields: want.slice(s.from, s.to).flatMap((l, k) => explainLines(l, got[k])) });
+        i = s.to;
+        continue;
+      }
       const rule = [...want.slice(s.from, s.to), ...got].map((l) => gpRuleOf(typeof l.fault === 'string' ? l.fault : undefined)).find((r) => r !== undefined);
-      return {
+      return withCpuid({
         lines: recorded.length, equalLines: s.from, transcript: rec.jsonl(),
         divergence: {
           line: s.from + 1, op, kind: kindOf(op, want.slice(s.from, s.to), got), recorded: w, replayed: gotText,
@@ -82,9 +108,9 @@ export async function replayTranscript(recorded: readonly RecordedLine[], target
           ...(rule ? { rule } : {}),
           fields: want.slice(s.from, s.to).flatMap((l, k) => explainLines(l, got[k])),
         },
-      };
+      });
     }
     i = s.to;
   }
-  return { lines: recorded.length, equalLines: recorded.length, transcript: rec.jsonl() };
+  return withCpuid({ lines: recorded.length, equalLines: recorded.length, transcript: rec.jsonl() });
 }

@@ -180,6 +180,24 @@ describe('ptlab replay', () => {
     expect([j.exitCode, report.equal, report.profile, report.divergence.op, report.divergence.rule]).toEqual([1, false, 'broadwell', 'wrmsr', 'OUTPUT_BASE.MAXPHYADDR']);
   }, 60_000);
 
+  test('on another --cpu the CPUID read diverges, named field by field with a hint; --past-cpuid goes on past each to the rest', async () => {
+    const dir = (await recorded('topa-grow', 'skylake'))!;
+    const r = await ptlab('replay', dir, '--cpu', 'icelake');
+    expect([r.exitCode, r.stdout.split('\n').filter((l) => l.startsWith('  fields') || l.startsWith('  ('))]).toEqual([1, [
+      '  fields   CPUID.00H:EAX (the highest basic leaf): 0x16 → 0x1b',
+      '  (icelake is not the recorded skylake: its CPUID differs by design; --past-cpuid goes on to the first other difference)',
+    ]]);
+    const p = await ptlab('replay', dir, '--cpu', 'icelake', '--past-cpuid', '--json');
+    const report = JSON.parse(p.stdout) as { equal: boolean; cpuid: { line: number; fields: string[] }[] };
+    expect([p.exitCode, report.equal, report.cpuid.flatMap((c) => c.fields)]).toEqual([0, true, expect.arrayContaining([
+      'CPUID.(EAX=14H,ECX=1):EBX[15:0] (the supported cycle threshold encodings): 0x3fff → 0x1fff',
+      'CPUID.80000008H:EAX[7:0] (MAXPHYADDR): 0x27 → 0x2e',
+    ])]);
+    // Past CPUID, a difference elsewhere still stops the replay.
+    const k = await ptlab('replay', (await recorded('err-reserved-bit', 'skylake'))!, '--past-cpuid', '--knob', 'swallow-gp');
+    expect([k.exitCode, k.stdout]).toEqual([1, expect.stringContaining('DIVERGES at transcript line 2 (wrmsr, fault, rule CTL.2)')]);
+  }, 60_000);
+
   test('a SIGINT stops the replay between two operations: exit 130, the target disposed of', async () => {
     const dir = (await recorded('manual-pmi-other-context', 'skylake'))!; // tens of thousands of lines: seconds to replay
     const before = process.listenerCount('SIGINT');
