@@ -5,6 +5,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { PtError } from '../../driver/base/errors.js';
+import { systemWords } from '../text/strerror.js';
 
 /** Chunks of at least `min` bytes (the last may be shorter) read from `path` (`-`: standard input). */
 export async function* readChunks(path: string, min: number): AsyncGenerator<Uint8Array> {
@@ -34,13 +35,6 @@ export function inputName(path: string): string {
   return path === '-' ? 'standard input' : path;
 }
 
-/** The system's words for the errors an input file gives (strerror(3)), as a Unix tool prints them. */
-const STRERROR: Readonly<Record<string, string>> = {
-  ENOENT: 'No such file or directory', EISDIR: 'Is a directory', ENOTDIR: 'Not a directory', EACCES: 'Permission denied',
-  EPERM: 'Operation not permitted', ELOOP: 'Too many levels of symbolic links', EIO: 'Input/output error',
-  ENXIO: 'No such device or address', ENAMETOOLONG: 'File name too long', EMFILE: 'Too many open files',
-};
-
 /**
  * Why an input could not be read, as `PATH: reason` (`ptlab dump: /x.pt: No such file or
  * directory`), or undefined when `e` is not an input's error (a bug, or the output's: rethrow it).
@@ -49,5 +43,5 @@ export function inputProblem(path: string, e: unknown): string | undefined {
   if (e instanceof PtError && e.code === 'bad_config') return e.message;
   const code = (e as NodeJS.ErrnoException).code;
   if (typeof code !== 'string' || e instanceof PtError) return undefined;
-  return `${inputName(path)}: ${STRERROR[code] ?? (e as Error).message}`;
+  return `${inputName(path)}: ${systemWords(e)}`;
 }

@@ -4,6 +4,7 @@
 import { constants, createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { PtError } from '../../driver/base/errors.js';
+import { systemWords } from '../text/strerror.js';
 
 /** An input that holds more bytes than what it is ever needs: read no further. */
 export class InputTooLargeError extends PtError {
@@ -44,7 +45,7 @@ export async function readBoundedFile(path: string, max: number, what: string): 
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw e;
-    throw new PtError('bad_config', `cannot read ${path}: ${code ?? (e as Error).message}`, { cause: e });
+    throw new PtError('bad_config', `${path}: ${systemWords(e)}`, { cause: e });
   }
   try {
     const st = await f.stat();

@@ -5,7 +5,7 @@ import { basename } from 'node:path';
 import { hex } from '../../driver/base/hex.js';
 import { MASK64 } from '../../driver/hw/field.js';
 import type { ProfileName } from '../sim/profiles.js';
-import { SeqFileError } from './errors.js';
+import { SeqFileError, SeqFileErrors } from './errors.js';
 import type { Masked, MsrRef, ReadExpect, Sequence, Step, TopaEntryRef, WriteValue } from './model.js';
 import { KNOWN_MSRS, msrAt, nearestField, type KnownMsr } from './names.js';
 import { nearest } from '../text/nearest.js';
@@ -23,7 +23,7 @@ const CTL_REF: MsrRef = { address: KNOWN_MSRS.get('IA32_RTIT_CTL')!.address, kno
 
 /**
  * Parses nothing, runs nothing: checks `src` for the target `rules` describes (default: the sim) and
- * returns its steps; throws SeqFileError at the first mistake.
+ * returns its steps; throws SeqFileError at a mistake, SeqFileErrors when several steps have one.
  */
 export function checkSequence(src: SeqSource, rules: SeqTargetRules = SIM_RULES): Sequence {
   checkSchema(src);
@@ -50,8 +50,24 @@ class Checker {
 
   constructor(private readonly src: SeqSource, private readonly names: Map<string, 'buffer' | 'table' | 'area'>, private readonly rules: SeqTargetRules) {}
 
+  /**
+   * Every step of `list`, checked one by one: a step with a mistake is noted and the next one
+   * checked all the same, so that a file's mistakes are all reported at once (SeqFileErrors).
+   */
   steps(at: SeqPath, list: readonly unknown[]): Step[] {
-    return list.map((s, i) => this.step([...at, i], s as Obj));
+    const out: Step[] = [], wrong: SeqFileError[] = [];
+    list.forEach((s, i) => {
+      try {
+        out.push(this.step([...at, i], s as Obj));
+      } catch (e) {
+        if (e instanceof SeqFileErrors) wrong.push(...e.errors); // a `repeat` step's own steps
+        else if (e instanceof SeqFileError) wrong.push(e);
+        else throw e;
+      }
+    });
+    if (wrong.length === 1) throw wrong[0]!;
+    if (wrong.length > 1) throw new SeqFileErrors(wrong);
+    return out;
   }
 
   private step(at: SeqPath, s: Obj): Step {

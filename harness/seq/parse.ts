@@ -1,5 +1,6 @@
 // Reading a sequence file: YAML (the `yaml` package, which keeps every node's place), its integers
 // read exactly as bigints, and the file:line:col of any path into the document.
+import { systemWords } from '../text/strerror.js';
 import { isMap, isScalar, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import { InputTooLargeError, readBounded } from '../files/read-input.js';
 import { SeqFileError, type SeqPos } from './errors.js';
@@ -24,7 +25,7 @@ export async function readSeqFile(file: string): Promise<SeqSource> {
   try {
     text = (await readBounded(file, SEQ_FILE_MAX_BYTES, 'a sequence file')).toString('utf8');
   } catch (e) {
-    throw new SeqFileError('syntax', { file, line: 1, col: 1 }, e instanceof InputTooLargeError ? e.message : `cannot read the file: ${(e as Error).message}`);
+    throw new SeqFileError('syntax', { file, line: 1, col: 1 }, e instanceof InputTooLargeError ? e.message : `cannot read the file: ${systemWords(e)}`);
   }
   return parseSeqText(file, text);
 }

@@ -8,6 +8,7 @@ import { Client, type ClientChannel } from 'ssh2';
 import { PtError } from '../../driver/base/errors.js';
 import { SshError } from './errors.js';
 import type { PinnedKeys } from './known-hosts.js';
+import { systemWords } from '../text/strerror.js';
 
 /** Where and as whom to connect. */
 export interface SshConfig {
@@ -94,7 +95,7 @@ export class SshClient implements AsyncDisposable {
         } else if (NO_SUCH_HOST.has((e as NodeJS.ErrnoException).code ?? '')) {
           fail(new SshError('no_such_host', `${cfg.host} does not resolve (${(e as NodeJS.ErrnoException).code}): is the host name right?`, where, { cause: e }));
         } else {
-          fail(new SshError('connect', `${where}: ${e.message}`, where, { cause: e }));
+          fail(new SshError('connect', `${where}: ${systemWords(e)}`, where, { cause: e }));
         }
       });
       const options = {

@@ -35,3 +35,9 @@ test('a missing trace is said as a Unix tool says it, once', async () => {
   const r = await execa('node', [CLI, 'dump', join(root, 'nonexistent.pt')], { reject: false });
   expect([r.exitCode, r.stderr]).toEqual([2, `ptlab dump: ${join(root, 'nonexistent.pt')}: No such file or directory`]);
 });
+
+test('an input that cannot be opened is said in the system\'s words, never with its errno code', async () => {
+  const bad = join(run, 'image.bin', 'x');
+  const r = await execa('node', [CLI, 'flow', join(run, 'trace.pt'), '--image', `${bad}@0x10000000`], { reject: false });
+  expect([r.exitCode, r.stderr]).toEqual([2, `ptlab flow: ${bad}: Not a directory`]);
+});

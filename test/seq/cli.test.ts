@@ -56,6 +56,22 @@ describe('ptlab seq', () => {
     ], 2, `${empty}:1:1: is not a mapping: the file holds nothing, or no keys (a sequence is name, cpu and steps: docs/formats/seq.md)`]);
   });
 
+  test('exit 2: the names and values of every step are checked too, all at once, a repeat\'s own steps included', async () => {
+    const f = join(root, 'name-mistakes.yaml');
+    await writeFile(f, [
+      'steps:', '  - rdmsr: IA32_RTIT_CTLL', '  - wrmsr: IA32_RTIT_CTL', '    fields: { TraceEnn: 1 }', '  - repeat: 2', '    steps:',
+      '      - rdmsr: IA32_RTIT_STATUSS', '      - topa: t0', '        entries:', '          - {buffer: nothere, stop: true}', '  - rdmsr: IA32_RTIT_CTL', '',
+    ].join('\n'));
+    const r = await ptlab(f, '--out', join(root, 'never5'));
+    expect([r.exitCode, r.stderr.split('\n').map((l) => l.replace(/ \(.*$/, ''))]).toEqual([2, [
+      `${f}:2:12: unknown MSR 'IA32_RTIT_CTLL'`,
+      `${f}:4:15: IA32_RTIT_CTL has no field 'TraceEnn'`,
+      `${f}:7:16: unknown MSR 'IA32_RTIT_STATUSS'`,
+      `${f}:10:22: no buffer named 'nothere' is defined before this step`,
+    ]]);
+    expect(existsSync(join(root, 'never5'))).toBe(false);
+  });
+
   test('exit 1: a failed expectation, named by file:line', async () => {
     const f = join(root, 'failing.yaml');
     await writeFile(f, FAILING);
@@ -126,7 +142,7 @@ describe('ptlab seq', () => {
     const out = join(root, 'unusable');
     // A port nothing listens on: the connection is refused (and retried a few seconds), so the target cannot be used.
     const r = await ptlab(f, '--target', 'ssh', '--host', '127.0.0.1', '--port', String(await closedPort()), '--key', key, '--known-host', `${host}.pub`, '--allow-msr', '--out', out);
-    expect([r.exitCode, r.stderr]).toEqual([3, expect.stringMatching(/^ptlab seq: cannot use the target: ssh:127\.0\.0\.1: .*ECONNREFUSED/)]);
+    expect([r.exitCode, r.stderr]).toEqual([3, expect.stringMatching(/^ptlab seq: cannot use the target: ssh:127\.0\.0\.1: .*Connection refused/)]);
     expect(existsSync(out)).toBe(false);
   });
 
