@@ -3,17 +3,19 @@
 //   npm run sweep                          every scenario × profile × seeds 1-200 (ptlab run), failures per 1,000 runs
 //   npm run sweep -- --crash-points        the crash-point sweep (docs/design.md "The crash-point sweep"):
 //       [--profiles broadwell,full] [--points N] [--modes throw,timeout,abort,drop] [--signals N]
-//       [--jobs N] [--out DIR]
+//       [--jobs N] [--out DIR] [--resume]
 //
 // Without --crash-points the arguments go to `ptlab run` after its own. With it, the scenarios
 // are dealt over --jobs processes (default 2), each sweeping its share of the crash points; the
 // signal sweep follows; the summary goes to stdout and DIR/crash-points.json; exit 1 when anything
-// broke the invariant.
+// broke the invariant. Each scenario × profile pair swept is added to DIR/checkpoint.jsonl as it
+// ends (crash/checkpoint.ts); --resume keeps the pairs there and sweeps only the rest, so a sweep
+// stopped part-way goes on where it stopped (without it the checkpoint is started afresh).
 import { spawn } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { crashSweep, type CrashPointResult, type CrashSweepSummary } from '../crash/sweep.js';
+import { crashSweep, mergeSummaries, type CrashPointResult, type CrashSweepSummary } from '../crash/sweep.js';
 import { CRASH_MODES, type CrashMode } from '../crash/inject.js';
 import { signalSweep, type SignalPoint } from '../crash/signal-sweep.js';
 import { SCENARIOS } from '../scenarios/index.js';
@@ -45,6 +47,7 @@ async function part(argv: readonly string[]): Promise<number> {
   const scenarios = SCENARIOS.filter((_s, k) => k % n === i - 1);
   const summary = await crashSweep({
     scenarios, profiles, seed: 1, modes, maxPoints: positiveInt(opt(argv, '--points', '1500'), '--points'), out: join(out, `part-${i}`),
+    checkpoint: join(out, CHECKPOINT),
     progress: (p) => { if (p.at === 0 || p.violations.length) process.stderr.write(`${lineOf(p)}\n`); },
   });
   process.stdout.write(`${JSON.stringify(summary)}\n`);
@@ -67,25 +70,18 @@ function child(argv: readonly string[]): Promise<string> {
   });
 }
 
-/** Sums the parts' summaries. */
-function merge(parts: readonly CrashSweepSummary[]): CrashSweepSummary {
-  const byMode = Object.fromEntries(CRASH_MODES.map((m) => [m, parts.reduce((n, p) => n + p.byMode[m], 0)])) as Record<CrashMode, number>;
-  const sum = (f: (p: CrashSweepSummary) => number): number => parts.reduce((n, p) => n + f(p), 0);
-  return {
-    runs: sum((p) => p.runs), byMode, corruptEvents: sum((p) => p.corruptEvents), traceEnLeft: sum((p) => p.traceEnLeft),
-    traceEnLeftDeadLink: sum((p) => p.traceEnLeftDeadLink), unaccountedBytes: sum((p) => p.unaccountedBytes), leakedBytes: sum((p) => p.leakedBytes),
-    violations: parts.flatMap((p) => p.violations), notSwept: parts.flatMap((p) => p.notSwept),
-  };
-}
+/** The checkpoint file of a crash-point sweep, in its --out directory. */
+const CHECKPOINT = 'checkpoint.jsonl';
 
 async function crashPoints(argv: readonly string[]): Promise<number> {
   const jobs = Math.max(1, positiveInt(opt(argv, '--jobs', '2'), '--jobs'));
   const out = opt(argv, '--out', 'runs/crash-points');
   await mkdir(out, { recursive: true });
-  const passOn = argv.filter((a, k) => a !== '--crash-points' && a !== '--jobs' && argv[k - 1] !== '--jobs');
+  if (!argv.includes('--resume')) await rm(join(out, CHECKPOINT), { force: true });
+  const passOn = argv.filter((a, k) => a !== '--crash-points' && a !== '--resume' && a !== '--jobs' && argv[k - 1] !== '--jobs');
   const t0 = performance.now();
   const texts = await Promise.all(Array.from({ length: jobs }, (_, k) => child(['--crash-part', '--part', `${k + 1}/${jobs}`, ...passOn])));
-  const summary = merge(texts.map((t) => JSON.parse(t.trim().split('\n').pop()!) as CrashSweepSummary));
+  const summary = mergeSummaries(texts.map((t) => JSON.parse(t.trim().split('\n').pop()!) as CrashSweepSummary));
   const crashMs = Math.round(performance.now() - t0);
   const signals = positiveInt(opt(argv, '--signals', '200'), '--signals');
   const ptlab = fileURLToPath(new URL('./ptlab.js', import.meta.url));

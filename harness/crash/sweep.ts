@@ -13,6 +13,7 @@ import { runScenario } from '../runner/run-scenario.js';
 import type { Scenario } from '../scenarios/scenario.js';
 import type { ProfileName } from '../sim/profiles.js';
 import { CrashSuite, type ModelAfterRun } from './crash-suite.js';
+import { addToCheckpoint, pairKey, planKey, readCheckpoint } from './checkpoint.js';
 import { CRASH_MODES, type CrashMode } from './inject.js';
 
 /** What to sweep. */
@@ -33,6 +34,12 @@ export interface CrashSweepPlan {
   /** Told of every run made. */
   readonly progress?: (p: CrashPointResult) => void;
   readonly signal?: AbortSignal;
+  /**
+   * A file of scenario × profile pairs already swept (one JSON line each: checkpoint.ts): pairs
+   * it holds for this plan are not swept again but counted from there, and each pair swept now is
+   * added as it ends, so that a sweep stopped part-way goes on where it stopped.
+   */
+  readonly checkpoint?: string;
 }
 
 /** Why a crash point broke the invariant. */
@@ -87,16 +94,30 @@ export function crashPoints(n: number, max?: number): number[] {
   return [...out].sort((a, b) => a - b);
 }
 
+/** Nothing swept: the sum of no pairs. */
+const NOTHING: CrashSweepSummary = {
+  runs: 0, byMode: Object.fromEntries(CRASH_MODES.map((m) => [m, 0])) as Record<CrashMode, number>, corruptEvents: 0, traceEnLeft: 0,
+  traceEnLeftDeadLink: 0, unaccountedBytes: 0, leakedBytes: 0, violations: [], notSwept: [],
+};
+
+/** The sum of several sweeps' summaries (pairs, or the parts of a sweep made by several processes). */
+export function mergeSummaries(parts: readonly CrashSweepSummary[]): CrashSweepSummary {
+  const sum = (f: (p: CrashSweepSummary) => number): number => parts.reduce((n, p) => n + f(p), 0);
+  return {
+    runs: sum((p) => p.runs), byMode: Object.fromEntries(CRASH_MODES.map((m) => [m, sum((p) => p.byMode[m])])) as Record<CrashMode, number>,
+    corruptEvents: sum((p) => p.corruptEvents), traceEnLeft: sum((p) => p.traceEnLeft), traceEnLeftDeadLink: sum((p) => p.traceEnLeftDeadLink),
+    unaccountedBytes: sum((p) => p.unaccountedBytes), leakedBytes: sum((p) => p.leakedBytes),
+    violations: parts.flatMap((p) => p.violations), notSwept: parts.flatMap((p) => p.notSwept),
+  };
+}
+
 /** Runs the sweep; see the file comment. */
 export async function crashSweep(plan: CrashSweepPlan): Promise<CrashSweepSummary> {
   const modes = plan.modes ?? CRASH_MODES;
   if (modes.length === 0) throw new PtError('bad_config', 'no crash mode to sweep');
   const suite = new CrashSuite();
-  const byMode = Object.fromEntries(CRASH_MODES.map((m) => [m, 0])) as Record<CrashMode, number>;
-  const violations: CrashPointResult[] = [];
-  const notSwept: string[] = [];
-  let runs = 0, corruptEvents = 0, traceEnLeft = 0, traceEnLeftDeadLink = 0, unaccountedBytes = 0, leakedBytes = 0;
   await mkdir(plan.out, { recursive: true });
+  const done = plan.checkpoint === undefined ? new Map<string, CrashSweepSummary>() : await readCheckpoint(plan.checkpoint, planKey(plan, modes));
   let dirNo = 0;
   const one = async (s: Scenario, profile: ProfileName, at: number, of: number, mode: CrashMode | undefined): Promise<CrashPointResult> => {
     const abort = new AbortController();
@@ -126,30 +147,47 @@ export async function crashSweep(plan: CrashSweepPlan): Promise<CrashSweepSummar
     if (v.length === 0) await rm(dir, { recursive: true, force: true });
     return res;
   };
+  /** One scenario on one profile: its clean run, then each of its crash points. */
+  const pair = async (s: Scenario, profile: ProfileName): Promise<CrashSweepSummary> => {
+    const clean = await one(s, profile, 0, 0, undefined);
+    if (clean.verdict === 'skip') return NOTHING;
+    plan.progress?.(clean);
+    if (clean.verdict !== 'pass' || clean.violations.length) {
+      return { ...NOTHING, notSwept: [`${s.name} on ${profile}: the clean run was ${clean.verdict}${clean.detail ? ` (${clean.detail})` : ''}`] };
+    }
+    const byMode = { ...NOTHING.byMode };
+    const violations: CrashPointResult[] = [];
+    let runs = 0, corruptEvents = 0, traceEnLeft = 0, traceEnLeftDeadLink = 0, unaccountedBytes = 0, leakedBytes = 0;
+    const n = clean.model?.ops ?? 0;
+    for (const at of crashPoints(n, plan.maxPoints)) {
+      for (const mode of plan.everyMode ? modes : [modes[(at - 1) % modes.length]!]) {
+        if (plan.signal?.aborted) throw new PtError('aborted', 'crash-point sweep interrupted');
+        const res = await one(s, profile, at, n, mode);
+        runs++;
+        byMode[mode]++;
+        corruptEvents += res.model?.corrupt ?? 0;
+        if (res.violations.includes('traceen-left')) traceEnLeft++;
+        if (mode === 'drop' && (res.model?.tracing.length ?? 0) > 0) traceEnLeftDeadLink++;
+        if (res.violations.includes('unaccounted')) unaccountedBytes += Math.abs((res.model?.allocated ?? 0) - res.leakedBytes);
+        leakedBytes += res.leakedBytes;
+        if (res.violations.length) violations.push(res);
+        plan.progress?.(res);
+      }
+    }
+    return { runs, byMode, corruptEvents, traceEnLeft, traceEnLeftDeadLink, unaccountedBytes, leakedBytes, violations, notSwept: [] };
+  };
+  const parts: CrashSweepSummary[] = [];
   for (const s of plan.scenarios) {
     for (const profile of plan.profiles) {
       if (plan.signal?.aborted) throw new PtError('aborted', 'crash-point sweep interrupted');
-      const clean = await one(s, profile, 0, 0, undefined);
-      if (clean.verdict === 'skip') continue;
-      plan.progress?.(clean);
-      if (clean.verdict !== 'pass' || clean.violations.length) { notSwept.push(`${s.name} on ${profile}: the clean run was ${clean.verdict}${clean.detail ? ` (${clean.detail})` : ''}`); continue; }
-      const n = clean.model?.ops ?? 0;
-      for (const at of crashPoints(n, plan.maxPoints)) {
-        for (const mode of plan.everyMode ? modes : [modes[(at - 1) % modes.length]!]) {
-          if (plan.signal?.aborted) throw new PtError('aborted', 'crash-point sweep interrupted');
-          const res = await one(s, profile, at, n, mode);
-          runs++;
-          byMode[mode]++;
-          corruptEvents += res.model?.corrupt ?? 0;
-          if (res.violations.includes('traceen-left')) traceEnLeft++;
-          if (mode === 'drop' && (res.model?.tracing.length ?? 0) > 0) traceEnLeftDeadLink++;
-          if (res.violations.includes('unaccounted')) unaccountedBytes += Math.abs((res.model?.allocated ?? 0) - res.leakedBytes);
-          leakedBytes += res.leakedBytes;
-          if (res.violations.length) violations.push(res);
-          plan.progress?.(res);
-        }
+      const key = pairKey(s.name, profile);
+      let summary = done.get(key);
+      if (summary === undefined) {
+        summary = await pair(s, profile);
+        if (plan.checkpoint !== undefined) await addToCheckpoint(plan.checkpoint, planKey(plan, modes), key, summary);
       }
+      parts.push(summary);
     }
   }
-  return { runs, byMode, corruptEvents, traceEnLeft, traceEnLeftDeadLink, unaccountedBytes, leakedBytes, violations, notSwept };
+  return mergeSummaries(parts);
 }

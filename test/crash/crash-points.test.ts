@@ -4,6 +4,7 @@
 // single-entry and the full profile, with failures injected at operations spread over each run in all
 // four modes; then `ptlab run --all` stopped by signals. Nothing may break the invariant, and a driver
 // that frees before it disables must be caught.
+import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
@@ -31,6 +32,22 @@ describe('the crash-point sweep (bounded slice)', () => {
     const s = await crashSweep({ scenarios: [findScenario('topa-grow')], profiles: ['full'], seed: 1, maxPoints: 12, out: join(root, 'negative'), driverFaults: ['free-before-disable'], modes: ['throw'] });
     expect(s.corruptEvents).toBeGreaterThan(0);
     expect(s.violations.some((v) => v.violations.includes('corrupt'))).toBe(true);
+  }, 300_000);
+
+  test('a checkpoint: a sweep stopped part-way goes on where it stopped, each pair counted once; another plan sweeps again', async () => {
+    const checkpoint = join(root, 'checkpoint.jsonl');
+    const plan = { profiles: ['full'] as const, seed: 1, maxPoints: 6, out: join(root, 'cp'), checkpoint, modes: ['throw', 'abort'] as const };
+    const [a, b] = [findScenario('topa-grow'), findScenario('topa-stop')];
+    const whole = await crashSweep({ ...plan, scenarios: [a, b], checkpoint: undefined });
+    // The first pair, then a stop: its line is in the checkpoint (and a cut line from the stop after it).
+    await crashSweep({ ...plan, scenarios: [a] });
+    await appendFile(checkpoint, '{"plan":"cut sho');
+    const made: string[] = [];
+    const resumed = await crashSweep({ ...plan, scenarios: [a, b], progress: (p) => made.push(p.scenario) });
+    expect([new Set(made), resumed]).toEqual([new Set(['topa-stop']), whole]);
+    const again: string[] = [];
+    await crashSweep({ ...plan, maxPoints: 5, scenarios: [a], progress: (p) => again.push(p.scenario) });
+    expect(again.length).toBeGreaterThan(0);
   }, 300_000);
 
   test('ptlab run --all stopped by SIGTERM or SIGINT (once or twice) at random moments leaves a consistent suite', async () => {
