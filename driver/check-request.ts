@@ -1,5 +1,5 @@
 // Refuse, before any MSR is written, everything a request asks that the CPU
-// does not enumerate (issue 4 item 1; docs/sdm/cpuid.md; docs/sdm/msrs.md §3.1–§3.3
+// does not enumerate (docs/sdm/cpuid.md; docs/sdm/msrs.md §3.1–§3.3
 // gates and encoding bitmaps) or that one of its errata rules out (docs/sdm/errata.md).
 // Errors name the capability and the CPUID bit, or the erratum. The CTL options' gates are the
 // field table's (driver/hw/msrs.ts): errors name the SDM field and its CPUID bit. The encoding

@@ -1,4 +1,4 @@
-// Saving and restoring trace state at a context switch (issue 4 item 5):
+// Saving and restoring trace state at a context switch:
 // manually with RDMSR/WRMSR (docs/sdm/xsave.md §5: CTL first on save, last on
 // restore) or with XSAVES/XRSTORS of state component 8 (docs/sdm/xsave.md §2–§4),
 // where the CPU enumerates XSAVES and IA32_XSS[8].

@@ -1,4 +1,4 @@
-// Several software contexts on one CPU (issue 9 item 1, 3): each has its own
+// Several software contexts on one CPU: each has its own
 // workload, its own PT configuration and output (a TraceSession), and the
 // driver's context switch runs between them at every `slice` event — the
 // situation XSAVES/XRSTORS of PT state exist for (docs/sdm/xsave.md §2–§4).

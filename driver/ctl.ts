@@ -1,5 +1,5 @@
 // The IA32_RTIT_CTL value of a request (docs/sdm/msrs.md §3.1), built from the
-// field table, never from bare shifts (STYLE §3). A request's CTL options carry
+// field table, never from bare shifts. A request's CTL options carry
 // the field names (request.ts), so the mapping is a loop over the table's names.
 import { IA32_RTIT_CTL } from './hw/msrs.js';
 import {

@@ -1,4 +1,4 @@
-// Driver fault knobs (issue 9 item 5): each one makes the driver break ONE
+// Driver fault knobs: each one makes the driver break ONE
 // ordering or bookkeeping rule of the SDM, the way a plausible driver bug
 // would. They exist to prove that the scenario suite — the only check a lab
 // has on real hardware — catches a wrong driver, not only a wrong model:

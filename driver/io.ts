@@ -1,6 +1,6 @@
 // The driver's access to one CPU of a target: MSR batches that turn a #GP
 // into a typed error naming the step, and a count of round trips (every
-// awaited target call), so a PMI's cost can be reported (issue 4, item 4).
+// awaited target call), so a PMI's cost can be reported.
 import { GeneralProtectionError, type CpuFault } from './hw/cpu-fault.js';
 import type { CallOpts, MemoryContent, MsrOp, PhysRegion, Target } from './target.js';
 

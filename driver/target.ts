@@ -4,7 +4,7 @@
 import type { CpuidRegs } from './hw/cpuid.js';
 import type { CpuFault } from './hw/cpu-fault.js';
 
-/** Every call that can block takes a signal (STYLE §6). */
+/** Every call that can block takes a signal. */
 export interface CallOpts { readonly signal?: AbortSignal }
 
 /** Options of `PhysMemory.read`. */

@@ -1,4 +1,4 @@
-// One error-code union for every layer of ptlab (STYLE §5; libipt's names
+// One error-code union for every layer of ptlab (libipt's names
 // where libipt has the concept). Callers branch on `code`, never on `message`.
 // This is the bottom of the import graph: it imports nothing, so the codecs
 // (driver/hw), the decoder (driver/decode) and everything above can throw it.

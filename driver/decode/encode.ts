@@ -1,5 +1,5 @@
 // The packet encoder: one encoding for every packet of the Packet union
-// (STYLE §4: "an encoder for every decoder"). Layouts: docs/sdm/packets.md §3;
+// (an encoder for every decoder). Layouts: docs/sdm/packets.md §3;
 // reserved bits are written as 0 (docs/sdm/packets.md conventions).
 import { PtError } from '../base/errors.js';
 import { EXT, EXT2_MNT, IP_PAYLOAD_BYTES, MOB, OPC, PSB_HI, PSB_LO, PSB_REPEAT, TNT_64_MAX, TNT_8_MAX } from './opcodes.js';

@@ -1,4 +1,4 @@
-// The Packet discriminated union (STYLE §4): one member per packet of
+// The Packet discriminated union: one member per packet of
 // docs/sdm/packets.md §1, field names as the keys of docs/formats/packet-json.md. Values
 // are raw payloads (IPs not reconstructed: that is last-ip.ts).
 

@@ -7,7 +7,7 @@ import { msrLabel } from './msrs.js';
 export type FaultVector = '#GP' | '#UD';
 export type FaultingOp = 'rdmsr' | 'wrmsr' | 'xsaves' | 'xrstors' | 'ptwrite';
 
-/** What a CPU exception says, as data (the model raises faults as values: STYLE §5). */
+/** What a CPU exception says, as data (the model raises faults as values). */
 export interface CpuFault {
   readonly vector: FaultVector;
   readonly op: FaultingOp;

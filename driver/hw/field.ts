@@ -1,5 +1,5 @@
 // Field tables for hardware registers: one table drives decode, encode, the
-// reserved mask, printing and test cases (STYLE §3). Every bare shift on a
+// reserved mask, printing and test cases. Every bare shift on a
 // register value lives in this file.
 import { hex } from '../base/hex.js';
 
@@ -270,7 +270,7 @@ export function registerDefiner<C>() {
 /** An MSR: a register codec with its address. */
 export type MsrCodec<T extends FieldTable<C>, C = never> = RegisterCodec<T, C> & { readonly address: number };
 
-/** Builds the codec of one MSR (STYLE §3: `defineMsr('IA32_RTIT_CTL', 0x570, {...})`). */
+/** Builds the codec of one MSR (e.g. `defineMsr('IA32_RTIT_CTL', 0x570, {...})`). */
 export function defineMsr<C, T extends FieldTable<C>>(name: string, address: number, fields: T): MsrCodec<T, C> {
   return Object.assign(defineRegister<C, T>(name, fields), { address });
 }

@@ -1,5 +1,5 @@
-// The ToPA PMI handler of docs/sdm/output.md §7.1/§7.2 as named steps (STYLE §1,
-// Linux `intel_pt_interrupt`): stop → read pointers → status → consume/refill
+// The ToPA PMI handler of docs/sdm/output.md §7.1/§7.2 as named steps (Linux
+// `intel_pt_interrupt`): stop → read pointers → status → consume/refill
 // → fix Stopped/Error → clear PendTopaPMI → ack GLOBAL_STATUS[55] → unmask the
 // LVT → restore CTL. MSR accesses go in as few batches as the order allows.
 import type { LossRecorder } from '../collect/ledger.js';

@@ -1,4 +1,4 @@
-// The trace-off window of a PMI (issue 4 item 4): how long tracing was off
+// The trace-off window of a PMI: how long tracing was off
 // while the handler ran. The driver measures host wall time; a target that
 // models time (sim) can also report the branches it retired and the bytes it
 // wrote in the window.

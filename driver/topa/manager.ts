@@ -1,4 +1,4 @@
-// The ToPA manager (issue 4 item 2): size-aligned regions from target.phys,
+// The ToPA manager: size-aligned regions from target.phys,
 // tables in physical memory, and the place of every region in write order,
 // so collection can stitch the stream (docs/sdm/output.md §4, §8). Where INT and
 // STOP go is the policy's (topa/policies.ts).

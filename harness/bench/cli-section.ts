@@ -1,4 +1,4 @@
-// What a user runs, measured as a user runs it (issue 10 item 12): the `ptlab` command as a whole
+// What a user runs, measured as a user runs it: the `ptlab` command as a whole
 // process against a libipt-based C tool that writes the same output (test/libipt/ptjson.c with
 // --stats or --text, ptjson, ptflow), each timed end to end (start,
 // read, decode, write), best of three, once writing to a file and once through a pipe. The
@@ -13,7 +13,7 @@ import type { BenchContext, BenchSection } from './sections.js';
 import { simTrace } from './model-sections.js';
 import { benchStream } from './stream.js';
 
-/** The targets of issue 10 item 12: ptlab's speed over the baseline's, whole process. */
+/** The targets of the whole-process benchmark: ptlab's speed over the baseline's. */
 export const CLI_TARGETS = { 'dump --stats': 2.0, 'dump --json': 1.5, 'dump (text)': 1.0, 'flow --json': 1.0 } as const;
 type CaseName = keyof typeof CLI_TARGETS;
 
@@ -54,7 +54,7 @@ function sameFlow(ours: string, theirs: string): boolean {
 
 const CLI = join(process.cwd(), 'dist', 'harness', 'cli', 'ptlab.js');
 const RUNS = 3;
-/** The dump inputs: 128 MiB for --stats as the issue measured it, 32 MiB for --json (a 2 GB output); 4 with --quick, where start-up dominates. */
+/** The dump inputs: 128 MiB for --stats, 32 MiB for --json (a 2 GB output); 4 with --quick, where start-up dominates. */
 const STATS_MIB = (quick: boolean): number => (quick ? 4 : 128);
 const JSON_MIB = (quick: boolean): number => (quick ? 4 : 32);
 

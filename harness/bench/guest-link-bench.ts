@@ -1,4 +1,4 @@
-// `npm run bench` section for the qemu target (issue 5 "Performance"): boot time, MSR round
+// `npm run bench` section for the qemu target: boot time, MSR round
 // trip through the helper channel vs a guest-agent exec vs an SSH exec, MSR batch throughput,
 // and guest-RAM collection through the shared file vs Buffer.copy of the same size. Reported,
 // not asserted: the targets (helper ≥ 50× faster than a QGA exec; RAM ≥ 0.5× Buffer.copy) are

@@ -15,9 +15,9 @@ import { SimTarget } from '../sim/sim-target.js';
 import { buildPtflow, ptflowBench } from './libipt-flow-tool.js';
 import type { BenchSection } from './sections.js';
 
-/** The model's speed target (issue 3): simulated branches per second, truth recording off. */
+/** The model's speed target: simulated branches per second, truth recording off. */
 export const SIM_TARGET_BRANCHES_PER_S = 50e6;
-/** Flow reconstruction target (issue 4): at least libipt's instruction-flow decoder speed. */
+/** Flow reconstruction target: at least libipt's instruction-flow decoder speed. */
 export const FLOW_TARGET_RATIO = 1.0;
 
 const M = (x: number): string => (x / 1e6).toFixed(1);

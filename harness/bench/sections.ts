@@ -24,7 +24,7 @@ export interface BenchSection {
   run(ctx: BenchContext): Promise<SectionReport>;
 }
 
-/** The decode speed target: ptlab at least this many times libipt's packets/s (issue 10 item 12 sets the targets). */
+/** The decode speed target: ptlab at least this many times libipt's packets/s. */
 export const DECODE_TARGET_RATIO = 2.0;
 
 const MB = 1e6;

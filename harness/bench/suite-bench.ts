@@ -1,4 +1,4 @@
-// The suite at scale, measured as a user runs it (issue 12, "Performance"): the whole `ptlab run`
+// The suite at scale, measured as a user runs it: the whole `ptlab run`
 // process over the full sim matrix (every scenario × every profile, one seed) with --jobs 2
 // against --jobs 1 in the same bench run, each writing its run directories to a file tree and its
 // progress and --json through pipes; and `ptlab merge` of that matrix cut into 10 shards, against
@@ -13,7 +13,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchContext, BenchSection } from './sections.js';
 
-/** Issue 12's targets: --jobs 2 at least this many times faster than --jobs 1 on two cores; merge of 10 shards under this many seconds. */
+/** The suite's targets: --jobs 2 at least this many times faster than --jobs 1 on two cores; merge of 10 shards under this many seconds. */
 export const SUITE_TARGETS = { jobs2: 1.7, mergeSeconds: 2 } as const;
 
 const CLI = join(process.cwd(), 'dist', 'harness', 'cli', 'ptlab.js');

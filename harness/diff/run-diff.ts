@@ -1,6 +1,6 @@
 // `ptlab diff A B`: two run directories compared section by section — verdict and expectations,
 // the memory oracle's events and the leaked buffers (result.json `corrupt`, `leaked`), transcript (addresses by role, no timestamps), packets (timing left out unless asked), flow, and
-// the loss ledger — each with its first divergence and the lines around it (issue 11 item 4).
+// the loss ledger — each with its first divergence and the lines around it.
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';

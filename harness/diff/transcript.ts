@@ -1,7 +1,7 @@
 // transcript.jsonl made comparable across targets and runs: sequence numbers and timestamps
 // dropped, and every physical address inside a buffer the run allocated written as the buffer's
 // role (its allocation order) plus an offset, so two runs whose allocator placed the same buffers
-// at other addresses read the same (issue 11 items 3 and 4). Only the places that hold physical
+// at other addresses read the same. Only the places that hold physical
 // addresses are rewritten: allocations, frees, ToPA entries, writes, the memory oracle's `corrupt`
 // lines, IA32_RTIT_OUTPUT_BASE and its XSAVE slot, and fault texts. A workload's instruction addresses elsewhere (ADDRn_A/B) stay as
 // they are, even when one happens to fall inside a buffer.

@@ -57,7 +57,7 @@ async function runIn(work: string, cli: string, cases: readonly FuzzCase[], jobs
   return outcomes;
 }
 
-/** The campaign's figures: what the issue's table counts. */
+/** The campaign's figures, as `npm run fuzz` prints them. */
 export interface CampaignSummary {
   readonly cases: number;
   readonly bad: number;

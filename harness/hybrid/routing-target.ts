@@ -1,4 +1,4 @@
-// One Target made of two (issue 13 item 2): a `guest` that runs everything a CPU does, and a
+// One Target made of two: a `guest` that runs everything a CPU does, and a
 // `model` that is its PT unit. `--pt model` is a RoutingTarget over a QEMU guest and a SimTarget
 // (attach-model.ts); the routing itself knows only the Target interface (driver/target.ts), so it
 // works over any two targets — the unit tests build it from two SimTargets.

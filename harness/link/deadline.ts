@@ -1,4 +1,4 @@
-// Deadlines for blocking calls (STYLE §6): the caller's signal combined with a per-call
+// Deadlines for blocking calls: the caller's signal combined with a per-call
 // timeout, and the two told apart afterwards — an aborted caller gets PtError('aborted'), an
 // expired timeout a TargetError(phase, 'timeout') with the evidence.
 import { PtError } from '../../driver/base/errors.js';

@@ -1,4 +1,4 @@
-// Errors of the real targets (STYLE §5), shared through the guest link by the qemu and the ssh
+// Errors of the real targets, shared through the guest link by the qemu and the ssh
 // target: a code from driver/base/errors.ts, the phase that failed, why, and the evidence a reader
 // needs (argv, exit code, console log tail) — after QEMU's `VMLaunchFailure` and
 // `ExecuteError(sent, received)`. QEMU's own QMP error (QmpError) stays with the qemu target.

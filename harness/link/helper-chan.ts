@@ -11,7 +11,7 @@ import { fieldsOf, parseKstate, type ModuleState } from './kstate.js';
 import { AsyncQueue, awaitReply, type PendingReply } from './queue.js';
 import { connectUnix, isNotListening, LineSplitter } from './socket.js';
 
-/** Connection states (STYLE §6). */
+/** Connection states. */
 export type HelperState = 'idle' | 'connecting' | 'running' | 'disconnecting' | 'closed';
 
 /** What `exec` returns: the exit status and the captured output. */

@@ -1,5 +1,5 @@
 // An unbounded async queue with one consumer: events are pushed as they arrive and taken in
-// order (STYLE §6: one async-iterable queue per consumer, subscribed before acting).
+// order (one async-iterable queue per consumer, subscribed before acting).
 import { PtError } from '../../driver/base/errors.js';
 
 interface Waiter<T> {

@@ -1,4 +1,4 @@
-// `ptlab doctor`: what this host can run (issue 5 §7). `diagnose` is a pure function over the
+// `ptlab doctor`: what this host can run. `diagnose` is a pure function over the
 // facts `gatherHostFacts` reads, so every verdict is testable with recorded host fixtures.
 import { execa } from 'execa';
 import { open, readdir, readFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Errors of the qemu target alone (STYLE §5): QEMU's answer to a QMP or guest-agent command.
+// Errors of the qemu target alone: QEMU's answer to a QMP or guest-agent command.
 // The errors both real targets share (TargetError, StateError, HelperError) are in
 // harness/link/errors.ts.
 import { PtError } from '../../driver/base/errors.js';

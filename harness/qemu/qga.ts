@@ -12,7 +12,7 @@ import { StateError, TargetError } from '../link/errors.js';
 import { abortError } from '../link/queue.js';
 import { connectUnix } from '../link/socket.js';
 
-/** Connection states (STYLE §6). */
+/** Connection states. */
 export type QgaState = 'idle' | 'connecting' | 'running' | 'disconnecting' | 'closed';
 
 /** What `guest-exec` produced. */

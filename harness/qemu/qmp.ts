@@ -8,7 +8,7 @@ import { StateError, TargetError } from '../link/errors.js';
 import { abortError, AsyncQueue, awaitReply, type PendingReply } from '../link/queue.js';
 import { connectUnix, LineSplitter } from '../link/socket.js';
 
-/** Connection states (STYLE §6). */
+/** Connection states. */
 export type QmpState = 'idle' | 'connecting' | 'running' | 'disconnecting' | 'closed';
 
 /** An asynchronous event as QEMU sends it. */

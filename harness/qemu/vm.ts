@@ -1,4 +1,4 @@
-// A running QEMU VM (STYLE §6 type-state: `launch()` returns it running, disposing stops it).
+// A running QEMU VM (a type-state: `launch()` returns it running, disposing stops it).
 // Launch: spawn → QMP → guest agent (bounded by the caller's signal). Dispose: QMP `quit`
 // (bounded) → SIGKILL → report an abnormal shutdown; the socket directory and the shared RAM
 // file are always removed (the memory file outlives QEMU), and so is the default console log

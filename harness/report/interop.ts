@@ -1,4 +1,4 @@
-// What another decoder needs to read a run's trace the way ptlab did (issue 10 item 11): the CPU's
+// What another decoder needs to read a run's trace the way ptlab did: the CPU's
 // identity (libipt applies its errata by family/model/stepping) and the timing parameters behind
 // MTC, TMA and CYC (docs/sdm/packets.md §3.7–§3.11), kept in image.json; and the equivalent
 // libipt command lines (ptdump, ptxed), kept in result.json.

@@ -1,4 +1,4 @@
-// "ptlab flow on the exported files equals truth.jsonl" (issue 4 item 10):
+// "ptlab flow on the exported files equals truth.jsonl":
 // reads trace.pt, image.bin + image.json and losses.json back from a run
 // directory and reconstructs the flow exactly as `ptlab flow trace.pt
 // --image image.bin@BASE --losses losses.json --json` does. flowOfStream and compareFlowLines are

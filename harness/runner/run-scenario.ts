@@ -1,4 +1,4 @@
-// Runs one scenario on one target/profile/seed (issue 4 item 8–10): wraps the
+// Runs one scenario on one target/profile/seed: wraps the
 // target in RecordingTarget, runs the sequence, writes the artifacts, checks
 // `ptlab flow` against truth.jsonl on the exported files, decides the verdict
 // and commits the run directory in one rename. The CPU comes from the suite's

@@ -82,7 +82,7 @@ export function everyPmiHandled(pmis: readonly { readonly action: string }[]): b
   return pmis.every((p, i) => p.action === 'handled' || p.action === 'handled-saved' || p.action === 'final-stop' || (i === 0 && p.action === 'not-topa'));
 }
 
-/** Default workload size: small, so the whole suite stays fast (issue 4 "Tests"). */
+/** Default workload size: small, so the whole suite stays fast. */
 export const DEFAULT_BRANCHES = 12_000;
 
 /** A ToPA request of `regions` 4 KiB regions with `policy`. */

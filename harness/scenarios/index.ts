@@ -1,4 +1,4 @@
-// The scenario library (issue 4 item 8), in the order `ptlab list` shows it.
+// The scenario library, in the order `ptlab list` shows it.
 import { PtError } from '../../driver/base/errors.js';
 import type { Scenario } from './scenario.js';
 import { disTnt } from './dis-tnt.js';

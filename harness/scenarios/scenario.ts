@@ -1,4 +1,4 @@
-// What a scenario is (issue 4 item 8): a named, readable sequence against one
+// What a scenario is: a named, readable sequence against one
 // target with explicit expectations, where it applies (and why it skips
 // elsewhere), and the model knob that must turn its verdict to "fail".
 import type { DriverFault, DriverFaults } from '../../driver/faults.js';

@@ -3,8 +3,8 @@
 // x2APIC LVT PMI entry. Which access raises #GP is asked of the rule set the
 // driver shares (driver/hw/msr-rules.ts), with this CPU's description and state;
 // what a legal write does (read-only bits, the LVT's delivery status, TraceEn
-// transitions, the output engine) is the model's own, here. Faults are data
-// (STYLE §5); a faulting write changes nothing (G6). The output engine and the
+// transitions, the output engine) is the model's own, here. Faults are data;
+// a faulting write changes nothing (G6). The output engine and the
 // packet generator attach through hooks, so the same MSR file runs over any PhysMemory.
 import type { CpuFault } from '../../driver/hw/cpu-fault.js';
 import { bits, bitRange } from '../../driver/hw/field.js';

@@ -15,7 +15,7 @@ export type ProfileName = (typeof PROFILE_NAMES)[number];
 
 /**
  * Model behaviours that neither CPUID nor the CPU's errata describe, named by the hypervisor rule
- * they reproduce (STYLE §2). A CPU's errata follow from its signature (`CpuProfile.errata`). Every
+ * they reproduce. A CPU's errata follow from its signature (`CpuProfile.errata`). Every
  * one is a #GP rule of a hypervisor, so they are the shared rule set's `MsrQuirk`s
  * (driver/hw/msr-rules.ts), which reads them from the profile.
  */

@@ -1,4 +1,4 @@
-// Errors of the SSH transport (STYLE §5): a code from driver/base/errors.ts plus why, so callers
+// Errors of the SSH transport: a code from driver/base/errors.ts plus why, so callers
 // branch on `failure`, never on the message.
 import { PtError } from '../../driver/base/errors.js';
 

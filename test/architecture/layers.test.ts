@@ -1,7 +1,7 @@
 // The layering of docs/design.md, checked by dependency-cruiser with the rules in
 // .dependency-cruiser.cjs: no import points upward (codecs → driver, decoder → driver, driver →
 // harness, one target → another, a target → the suite). Arrows still waiting for their fix are
-// listed in .dependency-cruiser-known-violations.json, each with the issue item that removes it;
+// listed in .dependency-cruiser-known-violations.json, each with the change that removes it;
 // the list may only shrink: a fixed arrow still listed fails here too.
 import { execa } from 'execa';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

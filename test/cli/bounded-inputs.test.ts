@@ -1,4 +1,4 @@
-// Every input file has a bound suited to what it is (issue: /dev/zero as an input took the machine):
+// Every input file has a bound suited to what it is (without one, /dev/zero as an input took the machine):
 // a code image, a losses.json, a sequence file and a lab inventory that go on past their bound are
 // refused (exit 2) in one line, at once, holding no more than the bound in memory.
 import { existsSync } from 'node:fs';

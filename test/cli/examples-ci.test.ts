@@ -1,4 +1,4 @@
-// The CI examples of sharding (issue 12 item 3, examples/ci/, docs/sharding.md): a GitHub Actions
+// The CI examples of sharding (examples/ci/, docs/sharding.md): a GitHub Actions
 // workflow with a matrix of shards and a merge job, and a Kubernetes Indexed Job. Every `ptlab`
 // command line in them must parse with the real command's option spec (RUN_OPTIONS,
 // MERGE_OPTIONS: an option ptlab does not have fails here), and `run` lines through parseRunArgs;

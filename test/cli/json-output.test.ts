@@ -1,4 +1,4 @@
-// The machine-readable forms (issue 10 item 4): `run --json` and `doctor --json` print one JSON
+// The machine-readable forms: `run --json` and `doctor --json` print one JSON
 // document on stdout, with progress and diagnostics on stderr only, spawned from dist/.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Progress of `ptlab run` on stderr (issue 12 item 5, harness/cli/progress.ts): on a terminal one
+// Progress of `ptlab run` on stderr (harness/cli/progress.ts): on a terminal one
 // live line redrawn after every run (runs done of the total, failures so far, time left), failed
 // runs kept above it; elsewhere plain lines, bounded whatever the suite's size — the first run,
 // one line each twentieth of the runs or every 30 s, the last, and every failure. Driven with a

@@ -1,4 +1,4 @@
-// `ptlab run` and signals (issue 10 item 8), spawned from dist/ as a user or a CI runner stops it:
+// `ptlab run` and signals, spawned from dist/ as a user or a CI runner stops it:
 // SIGTERM, SIGHUP and SIGINT stop the suite after the current run; a second signal stops it at
 // once; either way the summary and junit.xml are written, marked incomplete, no staging directory
 // is left, and the exit status names the first signal (128 + its number).

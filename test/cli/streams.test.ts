@@ -1,4 +1,4 @@
-// The CLI as a citizen of pipes (issue 10): spawned from dist/ as a shell user runs it. A reader
+// The CLI as a citizen of pipes: spawned from dist/ as a shell user runs it. A reader
 // that goes away ends the command quietly, a reader that does not read stops the writer with
 // bounded memory, standard input, /dev/stdin and FIFOs are inputs, and the small conventions
 // (--version, help COMMAND, COMMAND --help) hold.

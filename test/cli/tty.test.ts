@@ -1,4 +1,4 @@
-// `ptlab run` on a terminal (issue 10 item 3, issue 12 item 5): progress is one live line on
+// `ptlab run` on a terminal: progress is one live line on
 // stderr, rewritten in place (`\r`, erase to end of line) after every run with the runs done, the
 // failures so far and the time left, while a failed run's line is kept; the live line is cleared
 // before the summary. The terminal is a pseudo-terminal from util-linux

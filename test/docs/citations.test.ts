@@ -1,4 +1,4 @@
-// The repo cites its own docs (issue 10 item 10): every `docs/…` path named in code, tests,
+// The repo cites its own docs: every `docs/…` path named in code, tests,
 // scripts and docs exists, every section `docs/sdm/F.md §N` (or `§N.M`) cited is a numbered
 // heading of that file, every `docs/design.md "Heading"` is one of its headings, and nothing
 // points outside the repo.

@@ -1,4 +1,4 @@
-// One spelling per SDM field (issue 13 item 6): a request's IA32_RTIT_CTL options are the field
+// One spelling per SDM field: a request's IA32_RTIT_CTL options are the field
 // table's names (driver/hw/msrs.ts), ctlFor maps each to exactly its field, and checkRequest's
 // refusals name the field and the CPUID bit of the gate the table gives it. Every test here walks
 // the field table, so a field added to it without an option, or under another spelling, fails.

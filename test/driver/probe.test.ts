@@ -1,4 +1,4 @@
-// Probe and refusals (issue 4 item 1): everything the CPU does not enumerate is refused with the
+// Probe and refusals: everything the CPU does not enumerate is refused with the
 // capability and the CPUID bit named, before any MSR is written. Messages are written by hand
 // from docs/sdm/cpuid.md and the profiles' leaf 14H values.
 import { describe, expect, test } from 'vitest';

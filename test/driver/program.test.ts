@@ -1,4 +1,4 @@
-// The enable and disable sequences (issue 4 item 3; docs/sdm/msrs.md, docs/sdm/xsave.md §5 notes): their
+// The enable and disable sequences (docs/sdm/msrs.md, docs/sdm/xsave.md §5 notes): their
 // order and their single round trip, read from the transcript; the write cache; #GP as a typed
 // error naming the step.
 import { describe, expect, test } from 'vitest';

@@ -365,7 +365,7 @@ describe('gaps from the loss ledger', () => {
   });
 });
 
-// Defects found against an external test suite (issue 10): each trace and image as reported.
+// Defects found against an external test suite: each trace and image as reported.
 describe('defects found against an external suite', () => {
   const hex = (s: string): Uint8Array => Uint8Array.from(s.match(/../g)!.map((b) => Number.parseInt(b, 16)));
 

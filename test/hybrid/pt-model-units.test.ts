@@ -1,4 +1,4 @@
-// The parts of `--pt model` that need no VM (issue 13 item 2): the synchronous guest-RAM adapter
+// The parts of `--pt model` that need no VM: the synchronous guest-RAM adapter
 // over the guest-RAM file, the memory the model borrows, attachModel's checks and what it builds
 // (over a stand-in guest with a real RAM file), and transcript relocation.
 import { readFileSync } from 'node:fs';

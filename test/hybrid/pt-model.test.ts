@@ -1,4 +1,4 @@
-// `--pt model` on one TCG guest (issue 5 item 6, issue 13 item 2): the reference model, attached
+// `--pt model` on one TCG guest: the reference model, attached
 // to the guest by harness/hybrid/attach-model.ts, is the guest's PT unit. PT MSRs and CPUID go to
 // the model, other MSRs to the guest; the model's output engine writes trace into real module
 // buffers (the guest hashes them itself); the same run through the driver gives the same bytes,

@@ -1,4 +1,4 @@
-// RoutingTarget without a VM (issue 13 item 2): built from two SimTargets, a "guest" and a "model",
+// RoutingTarget without a VM: built from two SimTargets, a "guest" and a "model",
 // each behind a RecordingTarget so the test sees which calls reached which, and by each one's
 // state (MSR files, memory). Which MSRs the model owns, how a mixed batch is split and where it
 // stops, that allocation is the guest's, and what dispose disposes.

@@ -1,4 +1,4 @@
-// A fake guest helper on a unix socket: only the transport edge is faked (STYLE §8); the channel
+// A fake guest helper on a unix socket: only the transport edge is faked; the channel
 // and the targets under test are the real ones.
 import type { Socket } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// What `npm run mutation` mutates (issue 9 item 7) and the settings both of its StrykerJS runs share.
+// What `npm run mutation` mutates and the settings both of its StrykerJS runs share.
 
 /** The driver files whose mistakes the scenario suite must catch. */
 export const MUTATE = [

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run mutation [-- scenarios|vitest]` (issue 9 item 7): StrykerJS mutates the driver's PMI,
+// `npm run mutation [-- scenarios|vitest]`: StrykerJS mutates the driver's PMI,
 // ToPA, context-switch, programming and collection code (common.mjs MUTATE) and reports two
 // scores:
 //   scenarios  the scenario suite alone (`ptlab run --all` on the sim, every profile): the only

@@ -1,4 +1,4 @@
-// Fake QEMU endpoints on unix sockets: only the transport edge is faked (STYLE §8); the
+// Fake QEMU endpoints on unix sockets: only the transport edge is faked; the
 // clients under test are the real ones.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';

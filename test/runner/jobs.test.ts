@@ -1,4 +1,4 @@
-// `ptlab run --jobs N` (issue 12 item 1, docs/parallel.md): cells run at once on worker threads
+// `ptlab run --jobs N` (docs/parallel.md): cells run at once on worker threads
 // (sim) write the same suite as `--jobs 1` — every run directory byte for byte apart from the
 // timestamps in the transcript, results.jsonl and junit.xml in cell order — and a sweep, --fail-fast
 // and bad values behave as in a serial run. Made with the real CLI (dist/, built by npm test).

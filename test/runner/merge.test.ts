@@ -1,4 +1,4 @@
-// Shards run locally and merged (issue 12 items 3 and 4, docs/sharding.md): three shards of a small
+// Shards run locally and merged (docs/sharding.md): three shards of a small
 // matrix (four scenarios, two profiles, two seeds) merged with `ptlab merge` give the suite an
 // unsharded run of the same matrix gives — `ptlab diff --suite` finds them equal, and every run
 // directory's verdict, trace.pt and truth.jsonl are the same bytes — and shards that do not belong

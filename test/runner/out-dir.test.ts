@@ -1,4 +1,4 @@
-// `--out` never costs a user a file (issue 10): a non-empty directory is refused unless --force,
+// `--out` never costs a user a file: a non-empty directory is refused unless --force,
 // --force replaces only what an earlier ptlab run wrote, and kernel file systems are refused up
 // front instead of failing (or spinning) mid-run.
 import { existsSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// `ptlab run --target qemu --pt model` against the sim (issue: integration, item 2): ONE TCG guest
+// `ptlab run --target qemu --pt model` against the sim: ONE TCG guest
 // whose PT unit is the reference model, reset per run, runs the scenarios the sim runs, with the
 // same seed and profile, and writes the same run directory — equal verdicts, byte-identical
 // trace.pt, truth.jsonl and losses.json, transcripts equal apart from physical addresses (the

@@ -1,4 +1,4 @@
-// Sharding a suite (issue 12 item 3, docs/sharding.md): which shard runs which cell, `--shard i/n`
+// Sharding a suite (docs/sharding.md): which shard runs which cell, `--shard i/n`
 // on the command line, the matrix fingerprint and shard.json.
 import { describe, expect, test } from 'vitest';
 import { parseRunArgs } from '../../harness/cli/commands/run.js';

@@ -1,4 +1,4 @@
-// A target that dies or hangs mid-suite (issue 10 item 8), with `ptlab run --target qemu --pt model`
+// A target that dies or hangs mid-suite, with `ptlab run --target qemu --pt model`
 // spawned from dist/ as a lab runs it: QEMU killed, or stopped so that the guest no longer answers.
 // The runs left are reported once each as errors (not failures) with the reason, the summary and
 // junit.xml are written and marked incomplete, the exit status is 4 ("incomplete"), and nothing

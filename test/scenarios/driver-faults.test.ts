@@ -1,4 +1,4 @@
-// Negative controls of the DRIVER (issue 9 item 5): each driver fault breaks one SDM rule in the
+// Negative controls of the DRIVER: each driver fault breaks one SDM rule in the
 // driver itself, and the scenario suite — what a lab runs on real hardware — must turn at least
 // one verdict to FAIL. Each fault is claimed by a scenario (`catches`), and every claiming scenario
 // fails with it on the sim, on the first profile it runs on and on `full`, at several seeds (a lab

@@ -1,4 +1,4 @@
-// The scenario library as `ptlab list` shows it: the names issue 4 asks for,
+// The scenario library as `ptlab list` shows it: the names it must have,
 // a negative control each, and somewhere on the sim where each one runs.
 import { describe, expect, test } from 'vitest';
 import { SCENARIOS } from '../../harness/scenarios/index.js';
@@ -12,7 +12,7 @@ const REQUIRED = [
 ];
 
 describe('the scenario library', () => {
-  test('has every scenario issue 4 names', () => {
+  test('has every scenario the catalogue must have', () => {
     expect(REQUIRED.filter((n) => !SCENARIOS.some((s) => s.name === n))).toEqual([]);
   });
 

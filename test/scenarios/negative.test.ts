@@ -1,4 +1,4 @@
-// Negative controls (issue 4 item 8): the model knob that breaks what a
+// Negative controls: the model knob that breaks what a
 // scenario checks turns its verdict to "fail", for every scenario.
 import { expect, test } from 'vitest';
 import { SCENARIOS } from '../../harness/scenarios/index.js';

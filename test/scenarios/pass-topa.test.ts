@@ -1,5 +1,5 @@
 // Every ToPA, PMI and context-switch scenario passes on every sim profile it
-// applies to and skips (with its reason) on the others (issue 4 "Done when").
+// applies to and skips (with its reason) on the others.
 import { expect, test } from 'vitest';
 import { SCENARIOS } from '../../harness/scenarios/index.js';
 import { simApplicability } from '../../harness/cli/commands/list.js';

@@ -1,4 +1,4 @@
-// The CI seed sweep (issue 9 item 6): `ptlab run --all --seeds A-B` spawned as a user runs it, on
+// The CI seed sweep: `ptlab run --all --seeds A-B` spawned as a user runs it, on
 // every model profile. Every scenario must hold on every seed; a failure shows the sweep's table
 // (which scenario, which profile, which seeds) and keeps the failed runs' directories.
 import { existsSync } from 'node:fs';

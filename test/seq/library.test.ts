@@ -18,7 +18,7 @@ const resultSchema = schema('result');
 const lineSchema = schema('transcript-line');
 
 describe('the sequences/ library on the sim', () => {
-  test('has the sequences the issue asks for', () => {
+  test('has the example sequences it must have', () => {
     expect(files).toEqual(expect.arrayContaining([
       'enable-disable.yaml', 'gp-ctl-reserved-bit.yaml', 'gp-write-while-tracing.yaml', 'gp-ctl-unsupported-mode.yaml',
       'topa-stop.yaml', 'topa-errors.yaml', 'topa-pmi.yaml', 'xsaves-round-trip.yaml', 'single-range-wrap.yaml',

@@ -1,7 +1,7 @@
 // Vitest global setup: builds the libipt C tools once per run and tells the
 // test files whether they can use them (inject('libipt')). Under CI=true a
 // missing libipt/gcc fails the run loudly; elsewhere the tests that need the
-// tools skip with the reason (STYLE §8: describe.skipIf with the reason).
+// tools skip with the reason (describe.skipIf).
 import type { TestProject } from 'vitest/node';
 import { buildLibiptTools, LibiptToolsError, type LibiptTools } from '../../harness/bench/libipt-tools.js';
 

@@ -1,5 +1,5 @@
 // generateWorkload: determinism, the path bound, the fast path generators against the plain
-// reference interpretation, and coverage of the constructs the issue asks for.
+// reference interpretation, and coverage of the branch constructs a workload must contain.
 import { describe, expect, test } from 'vitest';
 import { DEFAULT_BASE, generateWorkload } from '../../harness/sim/workload/generate.js';
 import { IrCursor } from '../../harness/sim/workload/interp.js';

@@ -1,4 +1,4 @@
-// Model knobs for negative controls (issue 4 item 8): each one breaks one SDM
+// Model knobs for negative controls: each one breaks one SDM
 // behaviour of the reference model, so a scenario that checks that behaviour
 // must turn its verdict to "fail". A knob either contributes SimTarget options
 // or is wired into a freshly created SimTarget through its model-only API
