@@ -1,4 +1,5 @@
-// `ptlab dump FILE.pt|- [--json|--stats] [--tolerate-errors]`: decode a raw Intel PT stream.
+// `ptlab dump FILE.pt|-|RUN_DIR [--json|--stats] [--tolerate-errors]`: decode a raw Intel PT stream
+// (a run directory's trace.pt when given one).
 // Default: ptdump-like text; --json: packet JSON Lines (driver/decode/json.ts); --stats: counts per
 // packet type, errors, bytes and throughput. The input is read as a stream (a file, a FIFO,
 // /dev/stdin, or `-`), decoded chunk by chunk with the decoder's `final:false` carry-over, so
@@ -12,7 +13,9 @@ import { AsciiOut } from '../../../driver/decode/ascii-out.js';
 import { writePacketJson } from '../../../driver/decode/json-out.js';
 import { ERROR_NAMES, PacketKind, packetName, type PacketRecord } from '../../../driver/decode/record.js';
 import { TextOut } from '../../../driver/decode/text-out.js';
+import { PtError } from '../../../driver/base/errors.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
+import { isDirectory, runDirInput } from '../run-dir-input.js';
 import { isOutputError } from '../fd-sink.js';
 import { LineBatch } from '../line-batch.js';
 import { byteOutput, OUT_CHUNK, type CliIo } from '../main.js';
@@ -21,8 +24,8 @@ import { inputName, inputProblem, readChunks } from '../read-stream.js';
 /** Where the command writes. */
 export type DumpIo = CliIo;
 
-export const DUMP_USAGE = 'usage: ptlab dump FILE.pt|- [--json|--stats [--time]] [--tolerate-errors]\n' +
-  '  FILE.pt may be a FIFO or /dev/stdin; - reads standard input.\n' +
+export const DUMP_USAGE = 'usage: ptlab dump FILE.pt|-|RUN_DIR [--json|--stats [--time]] [--tolerate-errors]\n' +
+  '  FILE.pt may be a FIFO or /dev/stdin; - reads standard input; RUN_DIR: a run directory\'s trace.pt.\n' +
   '  --stats: packets per kind on stdout (two runs on one trace print the same); --time: seconds, MB/s on stderr\n' +
   '  exit 0: decoded without errors; 1: the stream had decode errors (0 with --tolerate-errors);\n' +
   '  2: bad usage or unreadable input\n';
@@ -84,7 +87,18 @@ const recordByRecord = (each: (rec: PacketRecord) => void) => (dec: PacketDecode
 export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
   const args = commandArgs('dump', DUMP_USAGE, io, () => dumpArgs(argv));
   if (typeof args === 'number') return args;
-  const { file, mode, tolerate, time } = args;
+  const { mode, tolerate, time } = args;
+  let file = args.file;
+  // A run directory: its trace.pt.
+  if (await isDirectory(file)) {
+    try {
+      file = (await runDirInput(file)).trace;
+    } catch (e) {
+      if (!(e instanceof PtError)) throw e;
+      io.err(`ptlab dump: ${e.message}\n`);
+      return 2;
+    }
+  }
   const lines = new LineBatch((s) => io.out(s));
   const emit = (line: string): void => lines.push(line);
   const flush = (): void => { bytesOut?.flush(); lines.flush(); };

@@ -1,6 +1,8 @@
-// `ptlab flow TRACE.pt|- --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]
+// `ptlab flow TRACE.pt|-|RUN_DIR --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]
 // [--max-insns N] [--tolerate-errors]`: reconstructs the executed path from a trace and the code
-// image(s) (driver/decode/flow). --json prints flow JSON Lines (driver/decode/flow/record.ts), otherwise a
+// image(s) (driver/decode/flow). A run directory gives its trace, its image at image.json's base
+// and its losses.json (run-dir-input.ts). ptxed's `--pt FILE` and `--raw FILE:BASE` are taken too
+// (its --cpu and timing options are not, yet: docs/formats/text.md). --json prints flow JSON Lines (driver/decode/flow/record.ts), otherwise a
 // readable listing; --losses turns the run directory's loss ledger into gap records. Exit 0 when
 // no error record was printed, 1 when some were (0 with --tolerate-errors), 2 for bad usage or
 // unreadable files.
@@ -9,7 +11,9 @@ import { ImageSet, parseImageArg, type ImageSpec } from '../../../driver/decode/
 import { flowTextLine, type GapReason } from '../../../driver/decode/flow/record.js';
 import { writeFlowJson } from '../../../driver/decode/flow/record-out.js';
 import { AsciiOut } from '../../../driver/decode/ascii-out.js';
-import { commandArgs, parseCommandLine, UsageError } from '../args.js';
+import { PtError } from '../../../driver/base/errors.js';
+import { commandArgs, parseCommandLine, usageErrorText, UsageError } from '../args.js';
+import { isDirectory, runDirInput } from '../run-dir-input.js';
 import { LineBatch } from '../line-batch.js';
 import { isOutputError } from '../fd-sink.js';
 import { byteOutput, OUT_CHUNK, type CliIo } from '../main.js';
@@ -20,8 +24,10 @@ import { RUN_FILE_MAX_BYTES } from '../../report/run-dir.js';
 /** Where the command writes. */
 export type FlowIo = CliIo;
 
-export const FLOW_USAGE = 'usage: ptlab flow TRACE.pt|- --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]\n' +
+export const FLOW_USAGE = 'usage: ptlab flow TRACE.pt|-|RUN_DIR --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]\n' +
   '         [--max-insns N] [--max-records-per-byte N] [--tolerate-errors]\n' +
+  '  RUN_DIR: a run directory: its trace.pt, its image.bin at image.json\'s base, its losses.json.\n' +
+  '  as ptxed: --pt TRACE.pt for the trace, --raw IMAGE.bin:BASE for --image IMAGE.bin@BASE.\n' +
   '  BASE as ptxed reads it: 0x… is hex, digits alone are decimal. --max-insns (default 65536): the\n' +
   '  instructions walked without using a packet before the segment is given up as a runaway.\n' +
   '  --max-records-per-byte (default 64; 0: no bound): the decode stops once it printed more records than\n' +
@@ -40,6 +46,7 @@ export const DEFAULT_MAX_RECORDS_PER_BYTE = 64, RECORDS_FLOOR = 1 << 20;
 const TRACE_CHUNK = 1 << 20;
 
 interface FlowArgs {
+  /** The trace, or a run directory (resolved by flowCommand). */
   readonly trace: string;
   readonly images: readonly { readonly path: string; readonly base: bigint }[];
   readonly json: boolean;
@@ -52,6 +59,8 @@ interface FlowArgs {
 const OPTIONS = {
   json: { type: 'boolean' },
   image: { type: 'string', multiple: true },
+  pt: { type: 'string' },
+  raw: { type: 'string', multiple: true },
   losses: { type: 'string' },
   'max-insns': { type: 'string' },
   'max-records-per-byte': { type: 'string' },
@@ -61,19 +70,31 @@ const OPTIONS = {
 function flowArgs(argv: string[]): FlowArgs | 'help' {
   const { values, positionals, help } = parseCommandLine(argv, OPTIONS);
   if (help) return 'help';
-  if (positionals.length !== 1) throw new UsageError(positionals.length ? `one trace, got ${positionals.length}` : 'missing TRACE.pt (or - for standard input)');
-  const images = (values.image ?? []).map((v) => {
-    const im = parseImageArg(v);
-    if (im === null) throw new UsageError(`bad --image '${v}' (want FILE@BASE: 0x… hex or decimal digits, below 2^64)`);
-    return im;
-  });
-  if (images.length === 0) throw new UsageError('missing --image FILE@BASE');
+  const given = [...positionals, ...(values.pt === undefined ? [] : [values.pt])];
+  if (given.length !== 1) {
+    throw new UsageError(given.length === 0 ? 'missing TRACE.pt (or - for standard input, or a run directory)'
+      : values.pt === undefined ? `one trace, got ${positionals.length}` : '--pt names the trace: give it or a positional TRACE.pt, not both');
+  }
+  const images = [
+    ...(values.image ?? []).map((v) => {
+      const im = parseImageArg(v);
+      if (im === null) throw new UsageError(`bad --image '${v}' (want FILE@BASE: 0x… hex or decimal digits, below 2^64)`);
+      return im;
+    }),
+    // ptxed's --raw FILE:BASE (its FILE:FROM-TO:BASE form, a part of the file, is not taken).
+    ...(values.raw ?? []).map((v) => {
+      const colon = v.lastIndexOf(':');
+      const im = colon > 0 && !v.slice(0, colon).includes('@') ? parseImageArg(`${v.slice(0, colon)}@${v.slice(colon + 1)}`) : null;
+      if (im === null || /:\d+-\d+$/.test(v.slice(0, colon))) throw new UsageError(`bad --raw '${v}' (want FILE:BASE as ptxed takes it: 0x… hex or decimal digits; a part of a file, FILE:FROM-TO:BASE, is not taken)`);
+      return im;
+    }),
+  ];
   const maxText = values['max-insns'] ?? String(DEFAULT_MAX_INSNS);
   if (!/^[1-9][0-9]{0,9}$/.test(maxText)) throw new UsageError(`--max-insns takes a positive whole number, got '${maxText}'`);
   const perByteText = values['max-records-per-byte'] ?? String(DEFAULT_MAX_RECORDS_PER_BYTE);
   if (!/^(0|[1-9][0-9]{0,6})$/.test(perByteText)) throw new UsageError(`--max-records-per-byte takes a whole number (0: no bound), got '${perByteText}'`);
   return {
-    trace: positionals[0]!, images, json: values.json === true, maxInsns: Number(maxText), maxRecordsPerByte: Number(perByteText), tolerate: values['tolerate-errors'] === true,
+    trace: given[0]!, images, json: values.json === true, maxInsns: Number(maxText), maxRecordsPerByte: Number(perByteText), tolerate: values['tolerate-errors'] === true,
     ...(values.losses === undefined ? {} : { losses: values.losses }),
   };
 }
@@ -123,8 +144,25 @@ class RecordBound extends Error {
 
 /** `ptlab flow`. */
 export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
-  const args = commandArgs('flow', FLOW_USAGE, io, () => flowArgs(argv));
-  if (typeof args === 'number') return args;
+  const parsed = commandArgs('flow', FLOW_USAGE, io, () => flowArgs(argv));
+  if (typeof parsed === 'number') return parsed;
+  let args: FlowArgs = parsed;
+  // A run directory: its files, unless --image or --losses name others.
+  if (await isDirectory(args.trace)) {
+    let run;
+    try {
+      run = await runDirInput(args.trace);
+    } catch (e) {
+      if (!(e instanceof PtError)) throw e;
+      io.err(`ptlab flow: ${e.message}\n`);
+      return 2;
+    }
+    args = { ...args, trace: run.trace, images: args.images.length ? args.images : [run.image], ...(args.losses === undefined && run.losses ? { losses: run.losses } : {}) };
+  }
+  if (args.images.length === 0) {
+    io.err(`${usageErrorText('flow', 'missing --image FILE@BASE (or give a run directory: its image.json names the base)')}\n`);
+    return 2;
+  }
   const specs: ImageSpec[] = [];
   for (const im of args.images) {
     const bytes = await readBytes(im.path, io, { max: IMAGE_MAX_BYTES, what: 'a code image' });
