@@ -17,7 +17,8 @@ export const traceConfined: Scenario = {
   skip: (env) => (env.caps.topaOutput ? undefined : 'the CPU does not enumerate ToPA output (CPUID.(14H,0):ECX[0])'),
   sim: { realism: 'lab' },
   // Its first profile is Broadwell, confined by CR3 (no address ranges); elsewhere ignore-addr-cfg breaks it the same way.
-  negative: 'ignore-cr3filter',
+  // The driver confines by IP filter where the CPU has one and by CR3 otherwise: the model must ignore both.
+  negative: 'ignore-filters',
   catches: ['no-confine', 'early-enable'],
   async run(ctx) {
     const w = ctx.workload();

@@ -37,7 +37,7 @@ export function firstProfile(s: Scenario): ProfileName {
   return PROFILE_NAMES.find((p) => a[p] === 'runs')!;
 }
 
-/** The scenario on its first profile with `knobs`. */
-export function runWithKnobs(s: Scenario, root: string, knobs: readonly KnobName[]): Promise<ResultJson> {
-  return runScenario({ scenario: s, target: 'sim', profile: firstProfile(s), seed: 1, knobs }, join(root, 'neg', s.name));
+/** The scenario on its first profile (or `profile`) with `knobs`. */
+export function runWithKnobs(s: Scenario, root: string, knobs: readonly KnobName[], profile: ProfileName = firstProfile(s)): Promise<ResultJson> {
+  return runScenario({ scenario: s, target: 'sim', profile, seed: 1, knobs }, join(root, 'neg', s.name, profile));
 }

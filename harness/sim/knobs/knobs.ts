@@ -41,6 +41,8 @@ export type KnobName =
   | 'ignore-cr3filter'
   /** The packet generator ignores ADDRn_CFG (no IP filter, no TraceStop). */
   | 'ignore-addr-cfg'
+  /** The packet generator ignores every filter: CR3Filter and ADDRn_CFG (it traces whatever runs). */
+  | 'ignore-filters'
   /** The packet generator ignores CTL.DisRETC. */
   | 'ignore-disretc'
   /** The packet generator ignores CTL.BranchEn=0 (emits branches anyway). */
@@ -195,6 +197,7 @@ export const KNOBS: Readonly<Record<KnobName, KnobDef>> = {
   },
   'ignore-cr3filter': { summary: 'the generator ignores CR3Filter', apply: generatorCtl((c) => c & ~CTL.encode({ CR3Filter: true })) },
   'ignore-addr-cfg': { summary: 'the generator ignores ADDRn_CFG', apply: generatorCtl((c) => c & ~ADDR_CFG) },
+  'ignore-filters': { summary: 'the generator ignores CR3Filter and ADDRn_CFG: it traces whatever runs', apply: generatorCtl((c) => c & ~ADDR_CFG & ~CTL.encode({ CR3Filter: true })) },
   'ignore-disretc': { summary: 'the generator ignores DisRETC', apply: generatorCtl((c) => c & ~CTL.encode({ DisRETC: true })) },
   'force-branchen': { summary: 'the generator emits branches although BranchEn=0', apply: generatorCtl((c) => c | CTL.encode({ BranchEn: true })) },
   'force-os': { summary: 'the generator traces CPL 0 although OS=0', apply: generatorCtl((c) => c | CTL.encode({ OS: true })) },
