@@ -1,5 +1,6 @@
 // Reading a sequence file: YAML (the `yaml` package, which keeps every node's place), its integers
 // read exactly as bigints, and the file:line:col of any path into the document.
+import { join } from 'node:path';
 import { systemWords } from '../text/strerror.js';
 import { isMap, isScalar, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import { InputTooLargeError, readBounded } from '../files/read-input.js';
@@ -25,7 +26,9 @@ export async function readSeqFile(file: string): Promise<SeqSource> {
   try {
     text = (await readBounded(file, SEQ_FILE_MAX_BYTES, 'a sequence file')).toString('utf8');
   } catch (e) {
-    throw new SeqFileError('syntax', { file, line: 1, col: 1 }, e instanceof InputTooLargeError ? e.message : `cannot read the file: ${systemWords(e)}`);
+    // A directory of sequences is given by its files: the shell's glob says which, in its order.
+    const dir = (e as NodeJS.ErrnoException).code === 'EISDIR' ? ` (give its sequence files: ${join(file, '*.yaml')})` : '';
+    throw new SeqFileError('syntax', { file, line: 1, col: 1 }, e instanceof InputTooLargeError ? e.message : `cannot read the file: ${systemWords(e)}${dir}`);
   }
   return parseSeqText(file, text);
 }
