@@ -12,7 +12,7 @@ import { leaf14 } from '../../driver/probe.js';
 import { probe } from '../../driver/probe.js';
 import { RecordingTarget } from '../../driver/transcript.js';
 import type { DriverFault } from '../../driver/faults.js';
-import type { KnobName } from '../sim/knobs/knobs.js';
+import { HUGE_PMI_SKID, type KnobName } from '../sim/knobs/knobs.js';
 import type { RealismMode } from '../sim/realism.js';
 import { capsOf, getProfile, type CpuProfile, type ProfileName } from '../sim/profiles.js';
 import { ScenarioContext } from '../scenarios/context.js';
@@ -141,7 +141,7 @@ export async function runScenario(spec: RunSpec, dir: string, on: SuiteTarget = 
       }
       ctx.figure('transcriptLines', rec.lines.length);
       ctx.figure('roundTrips', rec.roundTrips);
-      if (cpu.model) ctx.figure('simPmiSkid', knobs.includes('huge-pmi-skid') ? 65536 : scenario.sim?.pmiSkid ?? SIM_DEFAULTS.pmiSkid);
+      if (cpu.model) ctx.figure('simPmiSkid', knobs.includes('huge-pmi-skid') ? HUGE_PMI_SKID : scenario.sim?.pmiSkid ?? SIM_DEFAULTS.pmiSkid);
       if (target !== 'sim') ctx.figure('targetDescription', cpu.description);
       if (knobs.length) ctx.figure('knobs', knobs.join(','));
       if (realism !== 'frozen') ctx.figure('realism', realism);

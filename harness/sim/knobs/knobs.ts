@@ -99,6 +99,9 @@ function generatorCtl(f: (ctl: bigint) => bigint): KnobDef['apply'] {
   };
 }
 
+/** The PMI skid of the knob huge-pmi-skid, in bytes (result.json's simPmiSkid figure names it too). */
+export const HUGE_PMI_SKID = 64 * 1024;
+
 /** Every knob: what it breaks and how it is wired. */
 export const KNOBS: Readonly<Record<KnobName, KnobDef>> = {
   'no-topa-pmi': {
@@ -159,7 +162,7 @@ export const KNOBS: Readonly<Record<KnobName, KnobDef>> = {
   },
   'huge-pmi-skid': {
     summary: 'the ToPA PMI comes 64 KiB after the INT region filled',
-    options: (o) => ({ topa: { ...o.topa, pmiSkid: 64 * 1024 } }),
+    options: (o) => ({ topa: { ...o.topa, pmiSkid: HUGE_PMI_SKID } }),
   },
   'stale-pointers': {
     summary: 'TraceEn 1→0 does not write the output pointers back',
