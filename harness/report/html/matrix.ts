@@ -60,5 +60,5 @@ function cellHtml(rs: readonly RunSummary[], linked: (r: RunSummary) => boolean)
   // text stays its verdict): its FAIL is the outcome it should have.
   const mark = controls.length ? ` data-controls="${esc(controls.join(', '))}"` : '';
   const inner = target ? `<a href="#${esc(target.id)}">${esc(text)}</a>` : esc(text);
-  return `<td class="v-${worst}"${mark} title="${esc(title)}">${inner}</td>`;
+  return `<td class="v-${worst}" title="${esc(title)}"${mark}>${inner}</td>`;
 }
