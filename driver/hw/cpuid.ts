@@ -102,12 +102,15 @@ export type PtCaps = { readonly [K in PtCapFlag]: boolean } & { readonly [K in P
 /** "CPUID.(EAX=14H,ECX=0):EBX[1]" for a capability. */
 export function cpuidBitName(cap: PtCapName): string {
   const r: CapRow = PT_CAP_ROWS[cap];
-  // The SDM's spelling: "CPUID.(EAX=07H,ECX=0):EBX[25]", "CPUID.80000008H:EAX[7:0]".
-  const leaf = r.leaf.toString(16).toUpperCase().padStart(2, '0');
   const range = r.hi === r.lo ? `[${r.lo}]` : `[${r.hi}:${r.lo}]`;
-  const reg = `${r.reg.toUpperCase()}${range}`;
-  const hasSubleaves = r.leaf === 0x7 || r.leaf === 0x14 || r.leaf === 0xd;
-  return hasSubleaves ? `CPUID.(EAX=${leaf}H,ECX=${r.subleaf}):${reg}` : `CPUID.${leaf}H:${reg}`;
+  return `${cpuidLeafName(r.leaf, r.subleaf)}:${r.reg.toUpperCase()}${range}`;
+}
+
+/** The SDM's spelling of a leaf: "CPUID.(EAX=07H,ECX=0)" for a leaf with sub-leaves, "CPUID.80000008H" otherwise. */
+export function cpuidLeafName(leaf: number, subleaf: number): string {
+  const hex = leaf.toString(16).toUpperCase().padStart(2, '0');
+  const hasSubleaves = leaf === 0x7 || leaf === 0x14 || leaf === 0xd;
+  return hasSubleaves ? `CPUID.(EAX=${hex}H,ECX=${subleaf})` : `CPUID.${hex}H`;
 }
 
 /** What a capability enumerates, in the SDM's words: "TNT disable" for tntDisable. */

@@ -4,7 +4,7 @@
 import { KNOWN_MSRS, msrAt } from '../seq/names.js';
 import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import type { RegisterCodec } from '../../driver/hw/field.js';
-import { cpuidBitName, PT_CAP_ROWS, type CpuidReg, type PtCapName } from '../../driver/hw/cpuid.js';
+import { cpuidBitName, cpuidLeafName, PT_CAP_ROWS, type CpuidReg, type PtCapName } from '../../driver/hw/cpuid.js';
 
 type Codec = Pick<RegisterCodec<any, any>, 'name' | 'decode'>;
 
@@ -66,7 +66,7 @@ function cpuidChanges(value: unknown, a: Map<string, number>, b: Map<string, num
     const x = field(a.get(r.reg) ?? 0, r.hi, r.lo), y = field(b.get(r.reg) ?? 0, r.hi, r.lo);
     if (x !== y) out.push(`${cpuidBitName(cap)} (${r.what}): ${r.hi === r.lo ? x : `0x${x.toString(16)}`} → ${r.hi === r.lo ? y : `0x${y.toString(16)}`}`);
   }
-  const leafName = `CPUID.${leaf === 0x7 || leaf === 0xd || leaf === 0x14 ? `(EAX=${leaf.toString(16).toUpperCase().padStart(2, '0')}H,ECX=${subleaf})` : `${leaf.toString(16).toUpperCase().padStart(2, '0')}H`}`;
+  const leafName = cpuidLeafName(leaf, subleaf);
   for (const reg of CPUID_REGS) {
     const x = BigInt(a.get(reg) ?? 0), y = BigInt(b.get(reg) ?? 0);
     const what = CPUID_REG_NAMES[`${leaf}.${subleaf}.${reg}`];
