@@ -42,6 +42,11 @@ export class TextOut {
 
   constructor(private readonly o: AsciiOut) {}
 
+  /** Takes `rec` without writing it (a packet left out of the lines still moves Last IP). */
+  skip(rec: PacketRecord): void {
+    this.text.lastIp.feed(rec);
+  }
+
   /** Writes the text line of `rec` (with its newline). */
   write(rec: PacketRecord): void {
     const o = this.o, kind = rec.kind;

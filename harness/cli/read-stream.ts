@@ -6,16 +6,29 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { PtError } from '../../driver/base/errors.js';
 import { systemWords } from '../text/strerror.js';
+import type { TraceRange } from './trace-range.js';
 
-/** Chunks of at least `min` bytes (the last may be shorter) read from `path` (`-`: standard input). */
-export async function* readChunks(path: string, min: number): AsyncGenerator<Uint8Array> {
+/**
+ * Chunks of at least `min` bytes (the last may be shorter) read from `path` (`-`: standard input);
+ * with `range`, only its bytes (a regular file's: trace-range.ts), refused when the file is shorter.
+ */
+export async function* readChunks(path: string, min: number, range?: Omit<TraceRange, 'path'>): AsyncGenerator<Uint8Array> {
+  const ranged = range !== undefined && (range.from > 0 || range.to !== undefined);
   if (path !== '-') {
     const st = await stat(path);
     if (st.isCharacterDevice() || st.isBlockDevice()) {
       throw new PtError('bad_config', `${path}: a ${st.isBlockDevice() ? 'block' : 'character'} device, not a trace file (read a device through a pipe: - < ${path})`);
     }
+    // ptdump's bounds (load_file): the start inside the file, the end not past it.
+    if (ranged && st.isFile() && (range.from >= st.size || (range.to ?? 0) > st.size)) {
+      throw new PtError('bad_config', `${path}: ${st.size} bytes: the range ${range.from}${range.to === undefined ? '' : `-${range.to}`} lies past its end`);
+    }
+    if (ranged && !st.isFile()) throw new PtError('bad_config', `${path}: a range is read from a regular file only`);
+  } else if (ranged) {
+    throw new PtError('bad_config', 'standard input: a range is read from a regular file only');
   }
-  const src: AsyncIterable<Buffer> = path === '-' ? process.stdin : createReadStream(path, { highWaterMark: min });
+  const part = ranged ? { start: range.from, ...(range.to === undefined ? {} : { end: range.to - 1 }) } : {};
+  const src: AsyncIterable<Buffer> = path === '-' ? process.stdin : createReadStream(path, { highWaterMark: min, ...part });
   let parts: Buffer[] = [];
   let held = 0;
   for await (const b of src) {

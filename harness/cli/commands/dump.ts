@@ -1,7 +1,9 @@
-// `ptlab dump FILE.pt|-|RUN_DIR [--json|--stats] [--tolerate-errors]`: decode a raw Intel PT stream
-// (a run directory's trace.pt when given one).
+// `ptlab dump FILE.pt[:FROM[-TO]]|-|RUN_DIR [--json|--stats] [ptdump's options] [--tolerate-errors]`:
+// decode a raw Intel PT stream (a run directory's trace.pt when given one).
 // Default: ptdump-like text; --json: packet JSON Lines (driver/decode/json.ts); --stats: counts per
-// packet type, errors, bytes and throughput. The input is read as a stream (a file, a FIFO,
+// packet type, errors, bytes and throughput. ptdump's options that choose the lines printed
+// (--no-pad, --no-timing, --no-cyc, --quiet, --no-offset, --raw, --no-sync) are taken as ptdump
+// takes them; its others are refused with the reason (libipt-options.ts). The input is read as a stream (a file, a FIFO,
 // /dev/stdin, or `-`), decoded chunk by chunk with the decoder's `final:false` carry-over, so
 // neither a huge file nor a pipe is ever held whole; output is batched and written blocking
 // (FdSink), so memory stays bounded whatever reads it.
@@ -13,8 +15,12 @@ import { AsciiOut } from '../../../driver/decode/ascii-out.js';
 import { writePacketJson } from '../../../driver/decode/json-out.js';
 import { ERROR_NAMES, PacketKind, packetName, type PacketRecord } from '../../../driver/decode/record.js';
 import { TextOut } from '../../../driver/decode/text-out.js';
+import { TextFormatter } from '../../../driver/decode/text.js';
 import { PtError } from '../../../driver/base/errors.js';
-import { commandArgs, parseCommandLine, UsageError } from '../args.js';
+import { commandArgs, parseCommandLine, usageErrorText, UsageError } from '../args.js';
+import { refuseLibiptOnly } from '../libipt-options.js';
+import { DECODE_CONFIG_OPTIONS, decodeConfigOf, errataNote, type DecodeConfig } from '../decode-config.js';
+import { traceRange, type TraceRange } from '../trace-range.js';
 import { isDirectory, runDirInput } from '../run-dir-input.js';
 import { isOutputError } from '../fd-sink.js';
 import { LineBatch } from '../line-batch.js';
@@ -24,9 +30,17 @@ import { inputName, inputProblem, readChunks } from '../read-stream.js';
 /** Where the command writes. */
 export type DumpIo = CliIo;
 
-export const DUMP_USAGE = 'usage: ptlab dump FILE.pt|-|RUN_DIR [--json|--stats [--time]] [--tolerate-errors]\n' +
-  '  FILE.pt may be a FIFO or /dev/stdin; - reads standard input; RUN_DIR: a run directory\'s trace.pt.\n' +
+export const DUMP_USAGE = 'usage: ptlab dump FILE.pt[:FROM[-TO]]|-|RUN_DIR [--json|--stats [--time]] [--tolerate-errors]\n' +
+  '         [--no-pad] [--no-timing] [--no-cyc] [--quiet] [--no-offset] [--raw] [--no-sync]\n' +
+  '  FILE.pt may be a FIFO or /dev/stdin; - reads standard input; RUN_DIR: a run directory\'s trace.pt;\n' +
+  '  :FROM-TO: its bytes FROM to TO (offsets then count from FROM, as in ptdump).\n' +
   '  --stats: packets per kind on stdout (two runs on one trace print the same); --time: seconds, MB/s on stderr\n' +
+  '  as ptdump: --no-pad, --no-timing (TSC, CBR, TMA, MTC, CYC), --no-cyc leave those packets out;\n' +
+  '  --quiet prints error records only; --no-offset, --raw (packet bytes): text columns; --no-sync starts\n' +
+  '  at the first byte, not the first PSB. Last IP and the execution mode are always shown.\n' +
+  '  --cpu none|F/M[/S], --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N: as ptdump takes them\n' +
+  '  (checked; --cpu names the CPU\'s packet-stream errata, which ptlab does not work around). Every option of\n' +
+  '  ptdump, with ptlab\'s equivalent or why there is none: docs/formats/libipt-options.md\n' +
   '  exit 0: decoded without errors; 1: the stream had decode errors (0 with --tolerate-errors);\n' +
   '  2: bad usage or unreadable input\n';
 const CHUNK = 8 << 20;
@@ -34,38 +48,89 @@ const CHUNK = 8 << 20;
 type Mode = 'text' | 'json' | 'stats';
 
 const OPTIONS = {
+  ...DECODE_CONFIG_OPTIONS,
   json: { type: 'boolean' },
   stats: { type: 'boolean' },
   'tolerate-errors': { type: 'boolean' },
   time: { type: 'boolean' },
+  'no-pad': { type: 'boolean' },
+  'no-timing': { type: 'boolean' },
+  'no-cyc': { type: 'boolean' },
+  quiet: { type: 'boolean' },
+  'no-offset': { type: 'boolean' },
+  raw: { type: 'boolean' },
+  'no-sync': { type: 'boolean' },
+  lastip: { type: 'boolean' },
+  'exec-mode': { type: 'boolean' },
 } as const;
 
-interface DumpArgs { readonly file: string; readonly mode: Mode; readonly tolerate: boolean; readonly time: boolean }
+/** ptdump's options that leave packets out of the lines printed, and the kinds each leaves out. */
+const LEAVE_OUT = {
+  'no-pad': ['pad'],
+  'no-timing': ['tsc', 'cbr', 'tma', 'mtc', 'cyc'],
+  'no-cyc': ['cyc'],
+} as const satisfies Record<string, readonly (keyof typeof PacketKind)[]>;
+
+interface DumpArgs {
+  readonly file: string;
+  readonly mode: Mode;
+  readonly tolerate: boolean;
+  readonly time: boolean;
+  /** Kinds not printed (ptdump's --no-pad, --no-timing, --no-cyc, --quiet): 1 at a left-out kind; undefined: every kind. */
+  readonly hidden?: Uint8Array;
+  /** The text line's columns (ptdump's --no-offset, --raw). */
+  readonly columns: { readonly offset: boolean; readonly raw: boolean };
+  /** ptdump's --no-sync: buf[0] is a packet boundary. */
+  readonly synced: boolean;
+  /** ptdump's --cpu and timing options (decode-config.ts). */
+  readonly config: DecodeConfig;
+}
 
 function dumpArgs(argv: string[]): DumpArgs | 'help' {
+  // ptlab's --time goes with --stats; without it the word is ptdump's, which ptlab does not take.
+  refuseLibiptOnly('ptdump', argv.includes('--stats') ? argv.filter((a) => a !== '--time') : argv, (m) => new UsageError(m));
   const { values, positionals, help } = parseCommandLine(argv, OPTIONS);
   if (help) return 'help';
   if (values.json && values.stats) throw new UsageError('--json and --stats exclude each other');
   if (values.time && !values.stats) throw new UsageError('--time goes with --stats');
+  const chosen = (['no-pad', 'no-timing', 'no-cyc', 'quiet', 'no-offset', 'raw'] as const).filter((o) => values[o] === true);
+  if (values.stats && chosen.length) throw new UsageError(`--${chosen[0]} chooses the lines printed; --stats prints counts of every packet`);
+  const textOnly = chosen.find((o) => o === 'no-offset' || o === 'raw');
+  if (values.json && textOnly) throw new UsageError(`--${textOnly} is a column of the text lines; every JSON record has its "off" and "size"`);
   if (positionals.length !== 1) throw new UsageError(positionals.length ? `one input, got ${positionals.length}` : 'missing FILE.pt (or - for standard input)');
-  return { file: positionals[0]!, mode: values.json ? 'json' : values.stats ? 'stats' : 'text', tolerate: values['tolerate-errors'] === true, time: values.time === true };
+  let hidden: Uint8Array | undefined;
+  const hide = (kinds: readonly (keyof typeof PacketKind)[]): void => { hidden ??= new Uint8Array(64); for (const k of kinds) hidden[PacketKind[k]] = 1; };
+  for (const [option, kinds] of Object.entries(LEAVE_OUT)) if (values[option as keyof typeof LEAVE_OUT] === true) hide(kinds);
+  if (values.quiet === true) hide((Object.keys(PacketKind) as (keyof typeof PacketKind)[]).filter((k) => k !== 'error'));
+  return {
+    file: positionals[0]!, mode: values.json ? 'json' : values.stats ? 'stats' : 'text', tolerate: values['tolerate-errors'] === true, time: values.time === true,
+    ...(hidden === undefined ? {} : { hidden }), columns: { offset: values['no-offset'] !== true, raw: values.raw === true }, synced: values['no-sync'] === true,
+    config: decodeConfigOf(values),
+  };
 }
 
+/** The bytes being decoded and the stream offset of their first: a record's bytes are `buf[offset - base …]`. */
+interface Window { buf: Uint8Array; base: number }
+
 /**
- * Decodes the stream `path` chunk by chunk: `drain` takes every record the decoder can give from
- * what it has (record by record, or in batches); returns the bytes read.
+ * Decodes the stream `input` chunk by chunk: `drain` takes every record the decoder can give from
+ * what it has (record by record, or in batches), with the window the records lie in; returns the
+ * bytes read.
  */
-async function decodeStream(path: string, drain: (dec: PacketDecoder) => void): Promise<number> {
+async function decodeStream(input: TraceRange, synced: boolean, drain: (dec: PacketDecoder, at: Window) => void): Promise<number> {
   let dec: PacketDecoder | undefined;
   let pending = new Uint8Array(0);
   let bytes = 0;
+  const at: Window = { buf: pending, base: 0 };
   const run = (buf: Uint8Array, final: boolean): void => {
-    if (dec === undefined) dec = new PacketDecoder(buf, { final });
+    if (dec === undefined) dec = new PacketDecoder(buf, { final, synced });
     else dec.resume(buf, { final });
-    drain(dec);
+    at.buf = buf;
+    drain(dec, at);
+    at.base += final ? buf.length : dec.consumed;
     pending = final ? new Uint8Array(0) : buf.slice(dec.consumed);
   };
-  for await (const chunk of readChunks(path, CHUNK)) {
+  for await (const chunk of readChunks(input.path, CHUNK, input)) {
     bytes += chunk.length;
     if (pending.length === 0) { run(chunk, false); continue; }
     const buf = new Uint8Array(pending.length + chunk.length);
@@ -77,28 +142,36 @@ async function decodeStream(path: string, drain: (dec: PacketDecoder) => void): 
   return bytes;
 }
 
-/** A drain that hands every record to `each`. */
-const recordByRecord = (each: (rec: PacketRecord) => void) => (dec: PacketDecoder): void => {
-  const rec = dec.record;
-  while (dec.next()) each(rec);
-};
+/** The hex of a record's bytes as ptdump's --raw shows them, padded to its column (16 bytes). */
+function rawHex(rec: PacketRecord, at: Window): string {
+  if (rec.size === 0) return ''.padEnd(32);
+  const from = rec.offset - at.base;
+  return Buffer.from(at.buf.subarray(from, from + rec.size)).toString('hex').padEnd(32);
+}
+
+/** TextFormatter's line with ptdump's --no-offset and --raw columns. */
+function columnLine(line: string, rec: PacketRecord, columns: DumpArgs['columns'], at: Window): string {
+  const offset = line.slice(0, 16), rest = line.slice(18);
+  return [...(columns.offset ? [offset] : []), ...(columns.raw ? [rawHex(rec, at)] : []), rest].join('  ');
+}
 
 /** Runs `ptlab dump`; returns the exit code. */
 export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
   const args = commandArgs('dump', DUMP_USAGE, io, () => dumpArgs(argv));
   if (typeof args === 'number') return args;
-  const { mode, tolerate, time } = args;
-  let file = args.file;
-  // A run directory: its trace.pt.
-  if (await isDirectory(file)) {
-    try {
-      file = (await runDirInput(file)).trace;
-    } catch (e) {
-      if (!(e instanceof PtError)) throw e;
-      io.err(`ptlab dump: ${e.message}\n`);
-      return 2;
-    }
+  const { mode, tolerate, time, hidden, columns, synced } = args;
+  const note = errataNote('dump', args.config);
+  if (note !== undefined) io.err(note);
+  let input: TraceRange;
+  try {
+    // A run directory: its trace.pt.
+    input = await isDirectory(args.file) ? { path: (await runDirInput(args.file)).trace, from: 0 } : await traceRange(args.file);
+  } catch (e) {
+    if (!(e instanceof PtError)) throw e;
+    io.err(e instanceof UsageError ? `${usageErrorText('dump', e.message)}\n` : `ptlab dump: ${e.message}\n`);
+    return 2;
   }
+  const file = input.path;
   const lines = new LineBatch((s) => io.out(s));
   const emit = (line: string): void => lines.push(line);
   const flush = (): void => { bytesOut?.flush(); lines.flush(); };
@@ -117,14 +190,25 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
   // JSON and text lines are built as bytes (json-out.ts, text-out.ts: the same lines as packetJsonLine and TextFormatter).
   const bytesOut = mode === 'stats' ? undefined : new AsciiOut(byteOutput(io), OUT_CHUNK);
   const textOut = mode === 'text' ? new TextOut(bytesOut!) : undefined;
-  const drain = mode === 'json' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r.error, r.offset); writePacketJson(bytesOut!, r); })
-    : mode === 'text' ? recordByRecord((r) => { if (r.kind === PacketKind.error) countError(r.error, r.offset); textOut!.write(r); })
-    : countAll;
+  // ptdump's columns: its own lines, from TextFormatter (the rare case, so not the fast path).
+  const columned = mode === 'text' && (!columns.offset || columns.raw) ? new TextFormatter() : undefined;
+  const writeText: (r: PacketRecord, at: Window) => void = columned === undefined ? (r) => textOut!.write(r)
+      : (r, at) => { bytesOut!.line(columnLine(columned.line(r), r, columns, at)); };
+  const write: (r: PacketRecord, at: Window) => void = mode === 'json' ? (r) => writePacketJson(bytesOut!, r) : writeText;
+  const drain = mode === 'stats' ? countAll : (dec: PacketDecoder, at: Window): void => {
+    const rec = dec.record;
+    while (dec.next()) {
+      if (rec.kind === PacketKind.error) countError(rec.error, rec.offset);
+      // A left-out packet still goes through Last IP (TextFormatter feeds it): ptdump tracks every packet.
+      if (hidden !== undefined && hidden[rec.kind] === 1) { if (columned) columned.lastIp.feed(rec); else if (textOut) textOut.skip(rec); continue; }
+      write(rec, at);
+    }
+  };
 
   const t0 = performance.now();
   let bytes: number;
   try {
-    bytes = await decodeStream(file, drain);
+    bytes = await decodeStream(input, synced, drain);
   } catch (e) {
     // Only the input's errors are ours to report; a closed output ends the command (ptlab.ts).
     const problem = isOutputError(e) ? undefined : inputProblem(file, e);

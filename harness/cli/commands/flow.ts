@@ -1,8 +1,9 @@
-// `ptlab flow TRACE.pt|-|RUN_DIR --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]
-// [--max-insns N] [--tolerate-errors]`: reconstructs the executed path from a trace and the code
+// `ptlab flow TRACE.pt[:FROM[-TO]]|-|RUN_DIR --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]
+// [--max-insns N] [--quiet] [--stat] [--tolerate-errors]`: reconstructs the executed path from a trace and the code
 // image(s) (driver/decode/flow). A run directory gives its trace, its image at image.json's base
-// and its losses.json (run-dir-input.ts). ptxed's `--pt FILE` and `--raw FILE:BASE` are taken too
-// (its --cpu and timing options are not, yet: docs/formats/text.md). --json prints flow JSON Lines (driver/decode/flow/record.ts), otherwise a
+// and its losses.json (run-dir-input.ts). ptxed's `--pt FILE`, `--raw FILE:BASE`, `--quiet` and
+// `--stat` are taken too; its other options are refused with the reason (libipt-options.ts).
+// --json prints flow JSON Lines (driver/decode/flow/record.ts), otherwise a
 // readable listing; --losses turns the run directory's loss ledger into gap records. Exit 0 when
 // no error record was printed, 1 when some were (0 with --tolerate-errors), 2 for bad usage or
 // unreadable files.
@@ -19,15 +20,23 @@ import { isOutputError } from '../fd-sink.js';
 import { byteOutput, OUT_CHUNK, type CliIo } from '../main.js';
 import { InputTooLargeError, readBounded } from '../../files/read-input.js';
 import { inputName, inputProblem, readChunks } from '../read-stream.js';
+import { refuseLibiptOnly } from '../libipt-options.js';
+import { DECODE_CONFIG_OPTIONS, decodeConfigOf, errataNote, type DecodeConfig } from '../decode-config.js';
+import { traceRange, type TraceRange } from '../trace-range.js';
 import { RUN_FILE_MAX_BYTES } from '../../report/run-dir.js';
 
 /** Where the command writes. */
 export type FlowIo = CliIo;
 
-export const FLOW_USAGE = 'usage: ptlab flow TRACE.pt|-|RUN_DIR --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]\n' +
-  '         [--max-insns N] [--max-records-per-byte N] [--tolerate-errors]\n' +
+export const FLOW_USAGE = 'usage: ptlab flow TRACE.pt[:FROM[-TO]]|-|RUN_DIR --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]\n' +
+  '         [--max-insns N] [--max-records-per-byte N] [--quiet|-q] [--stat] [--tolerate-errors]\n' +
   '  RUN_DIR: a run directory: its trace.pt, its image.bin at image.json\'s base, its losses.json.\n' +
-  '  as ptxed: --pt TRACE.pt for the trace, --raw IMAGE.bin:BASE for --image IMAGE.bin@BASE.\n' +
+  '  :FROM-TO: the trace\'s bytes FROM to TO (offsets then count from FROM, as in ptxed).\n' +
+  '  as ptxed: --pt TRACE.pt for the trace, --raw IMAGE.bin:BASE for --image IMAGE.bin@BASE; --quiet prints\n' +
+  '  error records only; --stat ends with the counts of instructions, records, branches and errors.\n' +
+  '  --cpu none|F/M[/S], --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N: as ptxed takes them\n' +
+  '  (checked; --cpu names the CPU\'s packet-stream errata, which ptlab does not work around). Every option of\n' +
+  '  ptxed, with ptlab\'s equivalent or why there is none: docs/formats/libipt-options.md\n' +
   '  BASE as ptxed reads it: 0x… is hex, digits alone are decimal. --max-insns (default 65536): the\n' +
   '  instructions walked without using a packet before the segment is given up as a runaway.\n' +
   '  --max-records-per-byte (default 64; 0: no bound): the decode stops once it printed more records than\n' +
@@ -54,9 +63,18 @@ interface FlowArgs {
   readonly maxInsns: number;
   readonly maxRecordsPerByte: number;
   readonly tolerate: boolean;
+  /** ptxed's --quiet: error records only. */
+  readonly quiet: boolean;
+  /** ptxed's --stat: the counts after the records. */
+  readonly stat: boolean;
+  /** ptxed's --cpu and timing options (decode-config.ts). */
+  readonly config: DecodeConfig;
 }
 
 const OPTIONS = {
+  ...DECODE_CONFIG_OPTIONS,
+  quiet: { type: 'boolean', short: 'q' },
+  stat: { type: 'boolean' },
   json: { type: 'boolean' },
   image: { type: 'string', multiple: true },
   pt: { type: 'string' },
@@ -68,8 +86,10 @@ const OPTIONS = {
 } as const;
 
 function flowArgs(argv: string[]): FlowArgs | 'help' {
+  refuseLibiptOnly('ptxed', argv, (m) => new UsageError(m));
   const { values, positionals, help } = parseCommandLine(argv, OPTIONS);
   if (help) return 'help';
+  if (values.stat && values.json) throw new UsageError('--stat prints text lines, which would break the JSON Lines of --json: give one of them');
   const given = [...positionals, ...(values.pt === undefined ? [] : [values.pt])];
   if (given.length !== 1) {
     throw new UsageError(given.length === 0 ? 'missing TRACE.pt (or - for standard input, or a run directory)'
@@ -95,6 +115,7 @@ function flowArgs(argv: string[]): FlowArgs | 'help' {
   if (!/^(0|[1-9][0-9]{0,6})$/.test(perByteText)) throw new UsageError(`--max-records-per-byte takes a whole number (0: no bound), got '${perByteText}'`);
   return {
     trace: given[0]!, images, json: values.json === true, maxInsns: Number(maxText), maxRecordsPerByte: Number(perByteText), tolerate: values['tolerate-errors'] === true,
+    quiet: values.quiet === true, stat: values.stat === true, config: decodeConfigOf(values),
     ...(values.losses === undefined ? {} : { losses: values.losses }),
   };
 }
@@ -159,6 +180,16 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
     }
     args = { ...args, trace: run.trace, images: args.images.length ? args.images : [run.image], ...(args.losses === undefined && run.losses ? { losses: run.losses } : {}) };
   }
+  const note = errataNote('flow', args.config);
+  if (note !== undefined) io.err(note);
+  let input: TraceRange;
+  try {
+    input = await traceRange(args.trace);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    io.err(`${usageErrorText('flow', e.message)}\n`);
+    return 2;
+  }
   if (args.images.length === 0) {
     io.err(`${usageErrorText('flow', 'missing --image FILE@BASE (or give a run directory: its image.json names the base)')}\n`);
     return 2;
@@ -195,15 +226,16 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
     decoder.begin((r) => {
       if (perByte > 0 && ++records > RECORDS_FLOOR + perByte * read) throw new RecordBound(records - 1, read);
       if (r.kind === 'error') errors.set(r.error, (errors.get(r.error) ?? 0) + 1);
+      else if (args.quiet) return;
       if (json) writeFlowJson(json, r); else batch.push(flowTextLine(r));
     });
-    for await (const chunk of readChunks(args.trace, TRACE_CHUNK)) {
+    for await (const chunk of readChunks(input.path, TRACE_CHUNK, input)) {
       read += chunk.length;
       decoder.push(chunk);
     }
     stats = decoder.end();
   } catch (e) {
-    const problem = e instanceof RecordBound || isOutputError(e) ? undefined : inputProblem(args.trace, e);
+    const problem = e instanceof RecordBound || isOutputError(e) ? undefined : inputProblem(input.path, e);
     if (e instanceof RecordBound) bounded = e;
     else if (problem === undefined) throw e;
     else {
@@ -222,12 +254,14 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
     return 1;
   }
   stats = stats!;
+  // ptxed's --stat, on stdout after the records (even with --quiet, as in ptxed).
+  if (args.stat) io.out(`instructions ${stats.instructions}\nrecords      ${stats.records}\nbranches     ${stats.branches}\nerrors       ${stats.errors}\n`);
   if (stats.instructions === 0 && (errors.get('nomap') ?? 0) > 0) {
     const bases = args.images.map((im) => `${im.path}@0x${im.base.toString(16)}`).join(', ');
     io.err(`ptlab flow: no instruction of the trace lies in the image(s) (${bases}): is the base right? (0x… is hex, digits alone are decimal)\n`);
   }
   if (stats.errors === 0 || args.tolerate) return 0;
   const kinds = [...errors].map(([name, n]) => `${n} ${name}`).join(', ');
-  io.err(`ptlab flow: ${inputName(args.trace)}: ${stats.errors} error record${stats.errors === 1 ? '' : 's'} (${kinds}); --tolerate-errors exits 0\n`);
+  io.err(`ptlab flow: ${inputName(input.path)}: ${stats.errors} error record${stats.errors === 1 ? '' : 's'} (${kinds}); --tolerate-errors exits 0\n`);
   return 1;
 }
