@@ -80,14 +80,19 @@ debian_mirror() {
     awk 'BEGIN { RS = ""; FS = "\n" }
          /Suites:[^\n]*bookworm([ \n]|$)/ { for (i = 1; i <= NF; i++) if ($i ~ /^URIs:/) { sub(/^URIs: */, "", $i); split($i, u, " "); print u[1]; exit } }' "$f"
   done
-  sed -n 's/^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*\) bookworm .*/\2/p' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null
+  # One-line sources, where they exist (a machine may have deb822 .sources files only).
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -e "$f" ] || continue
+    sed -n 's/^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*\) bookworm .*/\2/p' "$f"
+  done
 }
 
 # Adds bookworm-backports, from the machine's own mirror, to apt's sources (once).
 ensure_backports() {
   [ -f "$BACKPORTS_LIST" ] && return
   local mirror
-  mirror=$(debian_mirror | head -1)
+  # `|| true`: under pipefail a source file that goes away, or head closing the pipe, is not a failure.
+  mirror=$(debian_mirror | head -1) || true
   [ -n "$mirror" ] || die "no bookworm entry in apt's sources to take the mirror of bookworm-backports from"
   log "adding bookworm-backports from $mirror ($BACKPORTS_LIST)"
   printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
