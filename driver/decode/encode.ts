@@ -50,6 +50,13 @@ export class PacketWriter {
     for (let i = 0; i < bytes.length; i++) this.buf[this.len++] = bytes[i]! & 0xff;
   }
 
+  /** Appends a run of `n` PAD packets: one zero byte each (docs/sdm/packets.md, PAD). */
+  pad(n: number): void {
+    this.ensure(n);
+    this.buf.fill(0, this.len, this.len + n);
+    this.len += n;
+  }
+
   private ensure(n: number): void {
     if (this.len + n <= this.buf.length) return;
     let cap = this.buf.length * 2;

@@ -3,7 +3,9 @@
 // --stats or --text, ptjson, ptflow), each timed end to end (start,
 // read, decode, write), best of three, once writing to a file and once through a pipe. The
 // outputs are compared byte for byte (--stats: without ptlab's timing lines) before any time
-// counts. The ratio is the C tool's time over ptlab's: above 1, ptlab is faster.
+// counts. The ratio is the C tool's time over ptlab's: above 1, ptlab is faster. Every case runs
+// on each trace shape users have (shapes.ts): the generator's, a fuzzer's PAD-heavy capture, a perf
+// capture with timing.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchContext, BenchSection } from './sections.js';
 import { simTrace } from './model-sections.js';
-import { benchStream } from './stream.js';
+import { padded, shapedStream, TRACE_SHAPES, type TraceShape } from './shapes.js';
 
 /** The targets of the whole-process benchmark: ptlab's speed over the baseline's. */
 export const CLI_TARGETS = { 'dump --stats': 2.0, 'dump --json': 1.5, 'dump (text)': 1.0, 'flow --json': 1.0 } as const;
@@ -19,6 +21,7 @@ type CaseName = keyof typeof CLI_TARGETS;
 
 interface Case {
   readonly name: CaseName;
+  readonly shape: TraceShape;
   /** ptlab's arguments, and the baseline's command line. */
   readonly ptlab: readonly string[];
   readonly baseline: readonly string[];
@@ -86,25 +89,32 @@ export const cliSection: BenchSection = {
   async run({ quick, tools, check }: BenchContext) {
     const dir = mkdtempSync(join(tmpdir(), 'ptlab-bench-cli-'));
     try {
-      const stream = join(dir, 'stream.pt'), big = join(dir, 'big.pt');
-      writeFileSync(stream, benchStream(JSON_MIB(quick) << 20));
-      writeFileSync(big, benchStream(STATS_MIB(quick) << 20));
-      // Seed 11 with a bound of 20 M branches runs 8.7 M of them: a trace of megabytes, as a lab's.
-      const { trace, w } = await simTrace(quick ? 100_000 : 20_000_000, 11);
-      const tracePath = join(dir, 'trace.pt'), imagePath = join(dir, 'image.bin');
-      writeFileSync(tracePath, trace);
-      writeFileSync(imagePath, w.image);
-      const base = `0x${w.base.toString(16)}`;
       const node = process.execPath;
-      const cases: Case[] = [
-        { name: 'dump --stats', ptlab: ['dump', big, '--stats'], baseline: [tools.ptjson, '--stats', big], same: textOf((o, t) => o.split('\n').filter((l) => !/^(seconds|MB\/s|Mpackets\/s) /.test(l)).join('\n') === t) },
-        { name: 'dump --json', ptlab: ['dump', stream, '--json'], baseline: [tools.ptjson, stream], same: (o, t) => sha256(o) === sha256(t) },
-        { name: 'dump (text)', ptlab: ['dump', stream], baseline: [tools.ptjson, '--text', stream], same: (o, t) => sha256(o) === sha256(t) },
-        { name: 'flow --json', ptlab: ['flow', tracePath, '--image', `${imagePath}@${base}`, '--json'], baseline: [tools.ptflow, tracePath, imagePath, base], same: textOf(sameFlow) },
-      ];
+      const cases: Case[] = [];
+      // Flow needs the code: sim traces of a generated workload, shaped as the captures are (the
+      // fuzzer's: PAD runs added; perf's: timing on). Seed 11 with a bound of 20 M branches runs
+      // 8.7 M of them: a trace of megabytes, as a lab's.
+      const branches = quick ? 100_000 : 20_000_000;
+      const plain = await simTrace(branches, 11), timing = await simTrace(branches, 11, { timing: true });
+      for (const shape of TRACE_SHAPES) {
+        const stream = join(dir, `${shape}.pt`), big = join(dir, `${shape}-big.pt`);
+        writeFileSync(stream, shapedStream(shape, JSON_MIB(quick) << 20));
+        writeFileSync(big, shapedStream(shape, STATS_MIB(quick) << 20));
+        cases.push(
+          { name: 'dump --stats', shape, ptlab: ['dump', big, '--stats'], baseline: [tools.ptjson, '--stats', big], same: textOf((o, t) => o.split('\n').filter((l) => !/^(seconds|MB\/s|Mpackets\/s) /.test(l)).join('\n') === t) },
+          { name: 'dump --json', shape, ptlab: ['dump', stream, '--json'], baseline: [tools.ptjson, stream], same: (o, t) => sha256(o) === sha256(t) },
+        );
+        if (shape === 'generator') cases.push({ name: 'dump (text)', shape, ptlab: ['dump', stream], baseline: [tools.ptjson, '--text', stream], same: (o, t) => sha256(o) === sha256(t) });
+        const sim = shape === 'perf' ? timing : plain;
+        const tracePath = join(dir, `${shape}-flow.pt`), imagePath = join(dir, `${shape}-image.bin`);
+        writeFileSync(tracePath, shape === 'fuzzer' ? padded(sim.trace) : sim.trace);
+        writeFileSync(imagePath, sim.w.image);
+        const base = `0x${sim.w.base.toString(16)}`;
+        cases.push({ name: 'flow --json', shape, ptlab: ['flow', tracePath, '--image', `${imagePath}@${base}`, '--json'], baseline: [tools.ptflow, tracePath, imagePath, base], same: textOf(sameFlow) });
+      }
       const lines = [
-        `whole processes, best of ${RUNS}: dump --stats over ${STATS_MIB(quick)} MiB and dump --json over ${JSON_MIB(quick)} MiB of stream.ts's stream, flow over a sim trace of ${trace.length} bytes; ratio = baseline time / ptlab time`,
-        `${'command'.padEnd(14)}${'sink'.padEnd(6)}${'ptlab s'.padStart(9)}${'libipt s'.padStart(10)}${'ratio'.padStart(8)}  target`,
+        `whole processes, best of ${RUNS}, on each trace shape (shapes.ts): dump --stats over ${STATS_MIB(quick)} MiB, dump --json over ${JSON_MIB(quick)} MiB, flow over a sim trace (fuzzer: PAD runs added; perf: timing on); ratio = baseline time / ptlab time`,
+        `${'command'.padEnd(14)}${'shape'.padEnd(10)}${'sink'.padEnd(6)}${'ptlab s'.padStart(9)}${'libipt s'.padStart(10)}${'ratio'.padStart(8)}  target`,
       ];
       let ok = true;
       for (const c of cases) {
@@ -113,12 +123,12 @@ export const cliSection: BenchSection = {
         const tPtlab = { file: timed(pt, 'file', ours), pipe: timed(pt, 'pipe', ours) };
         const tBase = { file: timed(c.baseline, 'file', theirs), pipe: timed(c.baseline, 'pipe', theirs) };
         const same = c.same(ours, theirs);
-        if (!same) { ok = false; lines.push(`MISMATCH ${c.name}: ptlab's output differs from the baseline's`); }
+        if (!same) { ok = false; lines.push(`MISMATCH ${c.name} on ${c.shape}: ptlab's output differs from the baseline's`); }
         for (const sink of ['file', 'pipe'] as const) {
           const ratio = tBase[sink] / tPtlab[sink], target = CLI_TARGETS[c.name];
           const met = ratio >= target;
           if (check && !met) ok = false;
-          lines.push(`${c.name.padEnd(14)}${sink.padEnd(6)}${tPtlab[sink].toFixed(3).padStart(9)}${tBase[sink].toFixed(3).padStart(10)}${`${ratio.toFixed(2)}x`.padStart(8)}  >= ${target.toFixed(1)}x${met ? '' : ' NOT MET'}`);
+          lines.push(`${c.name.padEnd(14)}${c.shape.padEnd(10)}${sink.padEnd(6)}${tPtlab[sink].toFixed(3).padStart(9)}${tBase[sink].toFixed(3).padStart(10)}${`${ratio.toFixed(2)}x`.padStart(8)}  >= ${target.toFixed(1)}x${met ? '' : ' NOT MET'}`);
         }
       }
       return { lines, ok };

@@ -50,8 +50,14 @@ async function runNative(w: ReturnType<typeof generateWorkload>): Promise<number
   return runImageNatively(w, 5);
 }
 
-/** A lossless sim trace of a generated workload (single range, DisRETC + libipt-compatible forms). */
-export async function simTrace(branches: number, seed = 7): Promise<{ trace: Uint8Array; w: ReturnType<typeof generateWorkload> }> {
+/** perf's `intel_pt/cyc,mtc/` timing: TSC, MTC at CTC/2^3 and CYC on every packet (CycThresh 0). */
+const PERF_TIMING = { TSCEn: true, MTCEn: true, MTCFreq: 3, CYCEn: true, CycThresh: 0 } as const;
+
+/**
+ * A lossless sim trace of the generated workload `seed` (single range, DisRETC + libipt-compatible
+ * forms); `timing`: with perf's timing packets on.
+ */
+export async function simTrace(branches: number, seed = 7, opts: { readonly timing?: boolean } = {}): Promise<{ trace: Uint8Array; w: ReturnType<typeof generateWorkload> }> {
   const w = generateWorkload(seed, { branches });
   const size = 64 * 2 ** 20;
   await using t = await SimTarget.create({ profile: 'skylake', memory: { ramSize: 2 * size, maxContiguous: size }, trace: { libiptCompat: true } });
@@ -60,7 +66,7 @@ export async function simTrace(branches: number, seed = 7): Promise<{ trace: Uin
     { op: 'wrmsr', msr: 0x571, value: 0n },
     { op: 'wrmsr', msr: 0x560, value: region.base },
     { op: 'wrmsr', msr: 0x561, value: BigInt(size - 1) },
-    { op: 'wrmsr', msr: 0x570, value: IA32_RTIT_CTL.encode({ TraceEn: true, User: true, BranchEn: true, DisRETC: true, PSBFreq: 3 }) },
+    { op: 'wrmsr', msr: 0x570, value: IA32_RTIT_CTL.encode({ TraceEn: true, User: true, BranchEn: true, DisRETC: true, PSBFreq: 3, ...(opts.timing ? PERF_TIMING : {}) }) },
   ]);
   await using ex = t.start(w, 0);
   for await (const _e of ex.events) { /* run to the exit */ }
