@@ -509,11 +509,63 @@ static void do_info(const char *id)
 	free(o.buf);
 }
 
+static void do_ping(const char *id, char **f, int nf)
+{
+	struct out o = { 0 };
+
+	(void)f;
+	(void)nf;
+	out_str(&o, " ok pong");
+	respond(id, &o);
+	free(o.buf);
+}
+
+static void do_info_verb(const char *id, char **f, int nf)
+{
+	(void)f;
+	(void)nf;
+	do_info(id);
+}
+
+static void do_xsaves(const char *id, char **f, int nf)
+{
+	do_xsave(id, f, nf, 0);
+}
+
+static void do_xrstors(const char *id, char **f, int nf)
+{
+	do_xsave(id, f, nf, 1);
+}
+
+static void do_state_verb(const char *id, char **f, int nf)
+{
+	do_state(id, f, nf, allow_exec);
+}
+
+/* The protocol's verbs (guest/helper/proto.h): one line "ID VERB ARGS…" each. */
+static const struct verb {
+	const char *name;
+	void (*handle)(const char *id, char **f, int nf);
+} VERBS[] = {
+	{ "ping", do_ping },		{ "cpuid", do_cpuid },		{ "rdmsr", do_rdmsr },
+	{ "wrmsr", do_wrmsr },		{ "exec", do_exec },		{ "info", do_info_verb },
+	{ "msrs", do_msrs },		{ "alloc", do_alloc },		{ "free", do_free },
+	{ "freeall", do_freeall },	{ "bufread", do_bufread },	{ "bufwrite", do_bufwrite },
+	{ "buffill", do_buffill },	{ "hash", do_hash },		{ "xsaves", do_xsaves },
+	{ "xrstors", do_xrstors },	{ "arm", do_arm },		{ "disarm", do_disarm },
+	{ "task", do_task },		{ "kstate", do_kstate },	{ "close", do_close },
+	{ "reopen", do_reopen },	{ "state", do_state_verb },	{ "unmask", do_unmask },
+	{ "pmitest", do_pmitest },	{ "events", do_events },	{ "put", do_put },
+	{ "run", do_run },		{ "kill", do_kill },		{ "go", do_go },
+	{ "cont", do_cont },
+};
+
 static void handle_line(char *line)
 {
 	char *f[MAX_FIELDS + 1];
 	int nf = 0;
 	char *save, *tok;
+	size_t i;
 
 	for (tok = strtok_r(line, " \r", &save); tok && nf <= MAX_FIELDS; tok = strtok_r(NULL, " \r", &save))
 		f[nf++] = tok;
@@ -523,75 +575,13 @@ static void handle_line(char *line)
 		respond_err(f[0], "inval", "missing verb");
 		return;
 	}
-	if (!strcmp(f[1], "ping")) {
-		struct out o = { 0 };
-
-		out_str(&o, " ok pong");
-		respond(f[0], &o);
-		free(o.buf);
-	} else if (!strcmp(f[1], "cpuid")) {
-		do_cpuid(f[0], f, nf);
-	} else if (!strcmp(f[1], "rdmsr")) {
-		do_rdmsr(f[0], f, nf);
-	} else if (!strcmp(f[1], "wrmsr")) {
-		do_wrmsr(f[0], f, nf);
-	} else if (!strcmp(f[1], "exec")) {
-		do_exec(f[0], f, nf);
-	} else if (!strcmp(f[1], "info")) {
-		do_info(f[0]);
-	} else if (!strcmp(f[1], "msrs")) {
-		do_msrs(f[0], f, nf);
-	} else if (!strcmp(f[1], "alloc")) {
-		do_alloc(f[0], f, nf);
-	} else if (!strcmp(f[1], "free")) {
-		do_free(f[0], f, nf);
-	} else if (!strcmp(f[1], "freeall")) {
-		do_freeall(f[0], f, nf);
-	} else if (!strcmp(f[1], "bufread")) {
-		do_bufread(f[0], f, nf);
-	} else if (!strcmp(f[1], "bufwrite")) {
-		do_bufwrite(f[0], f, nf);
-	} else if (!strcmp(f[1], "buffill")) {
-		do_buffill(f[0], f, nf);
-	} else if (!strcmp(f[1], "hash")) {
-		do_hash(f[0], f, nf);
-	} else if (!strcmp(f[1], "xsaves")) {
-		do_xsave(f[0], f, nf, 0);
-	} else if (!strcmp(f[1], "xrstors")) {
-		do_xsave(f[0], f, nf, 1);
-	} else if (!strcmp(f[1], "arm")) {
-		do_arm(f[0], f, nf);
-	} else if (!strcmp(f[1], "disarm")) {
-		do_disarm(f[0], f, nf);
-	} else if (!strcmp(f[1], "task")) {
-		do_task(f[0], f, nf);
-	} else if (!strcmp(f[1], "kstate")) {
-		do_kstate(f[0], f, nf);
-	} else if (!strcmp(f[1], "close")) {
-		do_close(f[0], f, nf);
-	} else if (!strcmp(f[1], "reopen")) {
-		do_reopen(f[0], f, nf);
-	} else if (!strcmp(f[1], "state")) {
-		do_state(f[0], f, nf, allow_exec);
-	} else if (!strcmp(f[1], "unmask")) {
-		do_unmask(f[0], f, nf);
-	} else if (!strcmp(f[1], "pmitest")) {
-		do_pmitest(f[0], f, nf);
-	} else if (!strcmp(f[1], "events")) {
-		do_events(f[0], f, nf);
-	} else if (!strcmp(f[1], "put")) {
-		do_put(f[0], f, nf);
-	} else if (!strcmp(f[1], "run")) {
-		do_run(f[0], f, nf);
-	} else if (!strcmp(f[1], "kill")) {
-		do_kill(f[0], f, nf);
-	} else if (!strcmp(f[1], "go")) {
-		do_go(f[0], f, nf);
-	} else if (!strcmp(f[1], "cont")) {
-		do_cont(f[0], f, nf);
-	} else {
-		respond_err(f[0], "unknown", f[1]);
+	for (i = 0; i < sizeof(VERBS) / sizeof(VERBS[0]); i++) {
+		if (!strcmp(f[1], VERBS[i].name)) {
+			VERBS[i].handle(f[0], f, nf);
+			return;
+		}
 	}
+	respond_err(f[0], "unknown", f[1]);
 }
 
 static void on_sigchld(int sig)
