@@ -14,7 +14,7 @@
 import { storeRecord, type PacketBatch } from './batch.js';
 import { mixSlot } from './checksum.js';
 import { HOT_CAPACITY, HOT_TAIL, hotColumns, hotCount, hotCounts, hotDecode, hotState } from './hot-loop.js';
-import { EXT, EXT2_MNT, OPC, PSB_HI, PSB_LO, PTPS } from './opcodes.js';
+import { EXT, EXT2_MNT, IP_PAYLOAD_BYTES, OPC, PSB_HI, PSB_LO, PTPS, tmaReservedClear } from './opcodes.js';
 import { DecodeError, PacketKind, PacketRecord } from './record.js';
 import { findPsb, RESYNC_LOOKBACK } from './sync.js';
 
@@ -54,8 +54,8 @@ XCLASS[EXT.STOP] = X_STOP; XCLASS[EXT.EXT2] = X_EXT2; XCLASS[EXT.EXSTOP] = X_EXS
 XCLASS[EXT.MWAIT] = X_MWAIT; XCLASS[EXT.PWRE] = X_PWRE; XCLASS[EXT.PWRX] = X_PWRX; XCLASS[EXT.BBP] = X_BBP;
 XCLASS[EXT.BEP] = X_BEP; XCLASS[EXT.BEP_IP] = X_BEP; XCLASS[EXT.CFE] = X_CFE; XCLASS[EXT.EVD] = X_EVD;
 
-/** IP payload bytes by IPBytes; -1 reserved (spec §5). */
-const IP_LEN = new Int8Array([0, 2, 4, 6, 6, -1, 8, -1]);
+/** IP payload bytes by IPBytes; -1 reserved (spec §5): opcodes.ts's table, as a local typed array for the loops. */
+const IP_LEN = Int8Array.from(IP_PAYLOAD_BYTES);
 /** Masks of the IP payload's low/high 32 bits by IPBytes (spec §5: 0/16/32/48/48/-/64 bits). */
 const IP_LO_MASK = new Int32Array([0, 0xffff, -1, -1, -1, 0, -1, 0]);
 const IP_HI_MASK = new Int32Array([0, 0, 0, 0xffff, 0xffff, 0, -1, 0]);
@@ -637,8 +637,7 @@ export class PacketDecoder {
         return R_OK;
       case X_TMA: {
         if (i + PTPS.TMA > end) return R_MORE;
-        // spec §3.10: libipt rejects a non-zero byte 4 and non-zero bits 7:1 of byte 6.
-        if (buf[i + 4] !== 0 || (buf[i + 6]! & 0xfe) !== 0) return this.fail(i, DecodeError.bad_packet);
+        if (!tmaReservedClear(buf[i + 4]!, buf[i + 6]!)) return this.fail(i, DecodeError.bad_packet);
         rec.kind = PacketKind.tma; rec.offset = off; rec.size = PTPS.TMA; rec.error = 0;
         rec.ctc = buf[i + 2]! | (buf[i + 3]! << 8);
         rec.fc = buf[i + 5]! | ((buf[i + 6]! & 1) << 8);

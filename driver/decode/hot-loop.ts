@@ -30,7 +30,7 @@
 // STOP, CBR, TMA, PIP, TNT-64, with the validity checks of decoder.ts
 // decodeAt(). The loop stops at anything else, and at anything invalid, and
 // leaves it to the general decoder: errors and resync are decodeAt()'s alone.
-import { EXT, IP_PAYLOAD_BYTES, OPC, PSB_HI, PSB_LO, PTPS } from './opcodes.js';
+import { EXT, IP_PAYLOAD_BYTES, OPC, PSB_HI, PSB_LO, PTPS, tmaReservedClear } from './opcodes.js';
 import { PacketKind } from './record.js';
 
 /** The FNV-1a prime of checksum.ts. */
@@ -161,6 +161,8 @@ const EXT_CBR = EXT.CBR, EXT_OVF = EXT.OVF, EXT_PIP = EXT.PIP, EXT_PSB = EXT.PSB
 const EXT_STOP = EXT.STOP, EXT_TMA = EXT.TMA, EXT_TNT_64 = EXT.TNT_64, OPC_EXT = OPC.EXT, OPC_MODE = OPC.MODE;
 const PSB_HI_ = PSB_HI, PSB_LO_ = PSB_LO, PTPS_CBR = PTPS.CBR, PTPS_MODE = PTPS.MODE, PTPS_OVF = PTPS.OVF;
 const PTPS_PIP = PTPS.PIP, PTPS_PSB = PTPS.PSB, PTPS_PSBEND = PTPS.PSBEND, PTPS_STOP = PTPS.STOP;
+/** The TMA rule, bound locally (imported bindings are re-checked on every use: see the top). */
+const TMA_RESERVED_CLEAR = tmaReservedClear;
 const PTPS_TMA = PTPS.TMA, PTPS_TNT_64 = PTPS.TNT_64;
 
 /** One FNV-1a step on int32 bits (checksum.ts mix without `>>> 0`). */
@@ -287,10 +289,9 @@ function warm(buf: Uint8Array, dv: DataView, i: number, end: number): number {
       // CBR (spec §3.7): ratio = byte 2.
       return got(CBR, PTPS_CBR, buf[i + 2]!, 0, 0);
     case EXT_TMA: {
-      // TMA (spec §3.10): CTC = bytes 2–3, FastCounter = byte 5 | byte 6 bit 0 << 8; libipt rejects a
-      // non-zero byte 4 or bits 7:1 of byte 6 (decodeAt: bad_packet).
+      // TMA (spec §3.10): CTC = bytes 2–3, FastCounter = byte 5 | byte 6 bit 0 << 8; reserved bits set: the general decoder's bad_packet.
       const b6 = buf[i + 6]!;
-      if (buf[i + 4] !== 0 || (b6 & 0xfe) !== 0) return 0;
+      if (!TMA_RESERVED_CLEAR(buf[i + 4]!, b6)) return 0;
       const ctc = buf[i + 2]! | (buf[i + 3]! << 8);
       return got(TMA, PTPS_TMA, ctc | ((buf[i + 5]! | ((b6 & 1) << 8)) << 16), 0, 0);
     }

@@ -124,6 +124,14 @@ export const PTPS = {
 /** IP payload bytes per IPBytes value; -1 = reserved (docs/sdm/packets.md §5 table). */
 export const IP_PAYLOAD_BYTES: readonly number[] = [0, 2, 4, 6, 6, -1, 8, -1];
 
+/**
+ * TMA's reserved bits (spec §3.10): byte 4 and bits 7:1 of byte 6 must be zero, or libipt calls the
+ * packet bad_packet. The general decoder and the hot loop both ask here.
+ */
+export function tmaReservedClear(byte4: number, byte6: number): boolean {
+  return byte4 === 0 && (byte6 & 0xfe) === 0;
+}
+
 /** Maximum TNT results: 6 in TNT-8, 47 in TNT-64 (spec §3.2). */
 export const TNT_8_MAX = 6;
 export const TNT_64_MAX = 47;
