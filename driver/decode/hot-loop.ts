@@ -156,7 +156,7 @@ function hot(b: number, kind: number, size: number): void {
 // Kind codes, opcodes and sizes as module constants (see above: no imported binding in the loop).
 const CYC = PacketKind.cyc, MODE_EXEC = PacketKind['mode.exec'], MODE_TSX = PacketKind['mode.tsx'];
 const PSBEND = PacketKind.psbend, OVF = PacketKind.ovf, STOP = PacketKind.stop, CBR = PacketKind.cbr;
-const TMA = PacketKind.tma, PIP = PacketKind.pip, TNT_64 = PacketKind['tnt.64'], PSB = PacketKind.psb;
+const PAD = PacketKind.pad, TMA = PacketKind.tma, PIP = PacketKind.pip, TNT_64 = PacketKind['tnt.64'], PSB = PacketKind.psb;
 const EXT_CBR = EXT.CBR, EXT_OVF = EXT.OVF, EXT_PIP = EXT.PIP, EXT_PSB = EXT.PSB, EXT_PSBEND = EXT.PSBEND;
 const EXT_STOP = EXT.STOP, EXT_TMA = EXT.TMA, EXT_TNT_64 = EXT.TNT_64, OPC_EXT = OPC.EXT, OPC_MODE = OPC.MODE;
 const PSB_HI_ = PSB_HI, PSB_LO_ = PSB_LO, PTPS_CBR = PTPS.CBR, PTPS_MODE = PTPS.MODE, PTPS_OVF = PTPS.OVF;
@@ -243,6 +243,15 @@ export function hotCount(buf: Uint8Array, dv: DataView, pos: number, end: number
   let i = pos;
   while (i <= last) {
     const b0 = buf[i]!;
+    if (b0 === 0) {
+      // A run of PAD (one zero byte each, spec §3.1): a scan for the next non-zero byte, four at a time where it can.
+      let j = i + 1;
+      while (j + 4 <= last && dv.getUint32(j) === 0) j += 4;
+      while (j <= last && buf[j] === 0) j++;
+      K_COUNTS[PAD]! += j - i;
+      i = j;
+      continue;
+    }
     const kind = HOT_KIND[b0]!;
     if (kind !== 0 && (buf[i + 1]! & HOT_CHECK[b0]!) === 0) {
       K_COUNTS[kind]!++;
