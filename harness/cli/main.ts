@@ -71,6 +71,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'report SUITE_DIR [--out FILE]     one self-contained HTML page of a suite: verdict matrix, ToPA, PMIs, losses',
     load: async () => (await import('./commands/report.js')).reportCommand,
   },
+  export: {
+    summary: 'export perf RUN_DIR -o FILE        a run directory as a perf.data for Linux perf (perf script --itrace=b)',
+    load: async () => (await import('./commands/export.js')).exportCommand,
+  },
   seq: {
     summary: 'seq FILE… [--target sim|qemu|ssh] [--pt model|hardware] [--accel auto|tcg|kvm] [--cpu PROFILE] [--seed N]\n' +
       '          [--out DIR] [--force] [--allow-msr] [--host H --port P --user U --key F --known-host F]\n' +

@@ -1,0 +1,72 @@
+// The numbers of the perf.data format that ptlab writes: record types, sample-type bits, attr
+// flag bits and feature ids. Each group names the header it comes from; the kernel's are ABI
+// (tools/include/uapi/linux/perf_event.h), the user-space ones are perf's own
+// (tools/lib/perf/include/perf/event.h, tools/perf/util/header.h, tools/perf/util/auxtrace.h)
+// and are described in tools/perf/Documentation/perf.data-file-format.txt.
+
+/** `struct perf_file_header.magic`: "PERFILE2" read as a little-endian u64 (tools/perf/util/header.c, `__perf_magic2`). */
+export const PERF_MAGIC = 0x32454c4946524550n;
+
+/** sizeof(struct perf_file_header): magic, size, attr_size, three sections and the 256-bit feature bitmap (tools/perf/util/header.h). */
+export const FILE_HEADER_SIZE = 104;
+
+/** sizeof(struct perf_event_attr) at PERF_ATTR_SIZE_VER7 (sig_data, Linux 5.13): the size perf 6.1 itself writes. */
+export const ATTR_SIZE = 128;
+
+/** HEADER_FEAT_BITS in tools/perf/util/header.h: the feature bitmap's width. */
+export const FEATURE_BITS = 256;
+
+/** `enum perf_event_type` (uapi perf_event.h) and the user records of tools/lib/perf/include/perf/event.h. */
+export const RECORD = {
+  MMAP: 1,
+  COMM: 3,
+  AUX: 11,
+  ITRACE_START: 12,
+  FINISHED_ROUND: 68,
+  AUXTRACE_INFO: 70,
+  AUXTRACE: 71,
+} as const;
+
+/** `perf_event_header.misc` (uapi perf_event.h): the CPU mode of a record's addresses (user). */
+export const MISC_USER = 2;
+
+/** `enum perf_event_sample_format` (uapi perf_event.h): what a sample, and with sample_id_all every other record, carries. */
+export const SAMPLE = {
+  IP: 1n << 0n,
+  TID: 1n << 1n,
+  TIME: 1n << 2n,
+  CPU: 1n << 7n,
+  IDENTIFIER: 1n << 16n,
+} as const;
+
+/** The bit-field word of `struct perf_event_attr` after read_format (uapi perf_event.h, in declaration order). */
+export const ATTR_FLAG = {
+  disabled: 1n << 0n,
+  exclude_user: 1n << 4n,
+  exclude_kernel: 1n << 5n,
+  exclude_hv: 1n << 6n,
+  mmap: 1n << 8n,
+  comm: 1n << 9n,
+  enable_on_exec: 1n << 12n,
+  task: 1n << 13n,
+  sample_id_all: 1n << 18n,
+} as const;
+
+/** `enum auxtrace_type` (tools/perf/util/auxtrace.h): the kind of PERF_RECORD_AUXTRACE_INFO. */
+export const PERF_AUXTRACE_INTEL_PT = 1;
+
+/** The header feature ids ptlab writes (tools/perf/util/header.h `enum HEADER_…`). */
+export const FEATURE = {
+  HOSTNAME: 3,
+  OSRELEASE: 4,
+  VERSION: 5,
+  ARCH: 6,
+  NRCPUS: 7,
+  CPUDESC: 8,
+  CPUID: 9,
+  EVENT_DESC: 12,
+  PMU_MAPPINGS: 16,
+} as const;
+
+/** Strings in feature sections are padded to this (tools/perf/util/header.c `NAME_ALIGN`). */
+export const NAME_ALIGN = 64;
