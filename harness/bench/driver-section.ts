@@ -11,7 +11,7 @@ import type { TraceResult } from '../../driver/session.js';
 import { findGuestImage, findOnPath, QEMU_BINARY } from '../qemu/images.js';
 import { openSuiteTarget, type SuiteTarget } from '../runner/suite-target.js';
 import { SIM_DEFAULTS } from '../runner/targets.js';
-import { ScenarioContext } from '../scenarios/context.js';
+import { ScenarioContext } from '../scenarios/kit/context.js';
 import { findScenario } from '../scenarios/index.js';
 import { capsOf, getProfile } from '../sim/profiles.js';
 import type { BenchSection, SectionReport } from './sections.js';

@@ -10,7 +10,7 @@ import { PtError } from '../../driver/base/errors.js';
 import type { DriverFault } from '../../driver/faults.js';
 import type { ResultJson } from '../report/result.js';
 import { runScenario } from '../runner/run-scenario.js';
-import type { Scenario } from '../scenarios/scenario.js';
+import type { Scenario } from '../scenarios/kit/scenario.js';
 import type { ProfileName } from '../sim/profiles.js';
 import { CrashSuite, type ModelAfterRun } from './crash-suite.js';
 import { addToCheckpoint, pairKey, planKey, readCheckpoint } from './checkpoint.js';

@@ -8,7 +8,7 @@ import { readRunFile, RUN_FILES, type RunFile } from '../report/run-dir.js';
 import { PtError } from '../../driver/base/errors.js';
 import type { SuiteTarget } from '../runner/suite-target.js';
 import { findScenario } from '../scenarios/index.js';
-import type { SimSettings } from '../scenarios/scenario.js';
+import type { SimSettings } from '../scenarios/kit/scenario.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import { getProfile, type ProfileName } from '../sim/profiles.js';
 import { parseTranscriptLine } from '../diff/transcript.js';

@@ -1,6 +1,6 @@
 // result.json (docs/design.md "The run directory"): the verdict of one scenario
 // run with its expectations and figures.
-import type { Expectation, Figures } from '../scenarios/context.js';
+import type { Expectation, Figures } from '../scenarios/kit/context.js';
 
 /**
  * pass and fail judge the driver; corrupt: PT reached memory the driver does not own (the model's

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { FlowDecoder, type FlowLoss } from '../../driver/decode/flow/flow-decoder.js';
 import { ImageSet } from '../../driver/decode/flow/image.js';
 import { flowJsonLine } from '../../driver/decode/flow/record.js';
-import type { FlowMatch } from '../scenarios/context.js';
+import type { FlowMatch } from '../scenarios/kit/context.js';
 import { RUN_FILES } from '../report/run-dir.js';
 
 /** A code image the flow decoder reads instructions from: its bytes at `base`. */

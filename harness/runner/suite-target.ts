@@ -11,7 +11,7 @@ import type { Target } from '../../driver/target.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import type { CpuProfile } from '../sim/profiles.js';
 import type { SimTarget } from '../sim/sim-target.js';
-import type { SimSettings, TargetKind } from '../scenarios/scenario.js';
+import type { SimSettings, TargetKind } from '../scenarios/kit/scenario.js';
 import { createSim, type TargetReach } from './targets.js';
 
 /** What one scenario run asks of the target. */

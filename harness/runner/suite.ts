@@ -21,7 +21,7 @@ import type { DriverFault } from '../../driver/faults.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import type { RealismMode } from '../sim/realism.js';
 import type { CpuProfile, ProfileName } from '../sim/profiles.js';
-import type { Scenario, TargetKind } from '../scenarios/scenario.js';
+import type { Scenario, TargetKind } from '../scenarios/kit/scenario.js';
 import { cellsOf, fingerprintOf, type MatrixDef } from './matrix.js';
 import type { KeepRuns } from './run-scenario.js';
 import { cellsOfShard, removeShardJson, SHARD_FORMAT, writeShardJson, type ShardJson, type ShardSpec } from './shard.js';

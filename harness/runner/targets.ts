@@ -9,7 +9,7 @@ import { applyKnobs, knobOptions, type KnobName } from '../sim/knobs/knobs.js';
 import { PROFILE_NAMES, type CpuProfile, type ProfileName } from '../sim/profiles.js';
 import { SimTarget, type SimTargetOptions } from '../sim/sim-target.js';
 import { realismOf } from '../sim/realism.js';
-import type { SimSettings, TargetKind } from '../scenarios/scenario.js';
+import type { SimSettings, TargetKind } from '../scenarios/kit/scenario.js';
 import { didYouMean } from '../text/nearest.js';
 
 /** Target kinds `ptlab run` accepts. */

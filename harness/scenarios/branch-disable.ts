@@ -4,8 +4,8 @@
 // refuses the request: the scenario skips there, by the errata of the CPU's
 // signature, on the model and on a real CPU alike: docs/sdm/errata.md.)
 import { familyModelName } from '../../driver/hw/cpuid.js';
-import { anyOutput, packetStats } from './helpers.js';
-import { firstSkip, needs, type Scenario } from './scenario.js';
+import { anyOutput, packetStats } from './kit/helpers.js';
+import { firstSkip, needs, type Scenario } from './kit/scenario.js';
 
 /** The `branch-disable` scenario (see the file comment). */
 export const branchDisable: Scenario = {

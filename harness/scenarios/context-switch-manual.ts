@@ -1,8 +1,8 @@
 // context-switch-manual: saving and restoring trace state with RDMSR/WRMSR
 // (docs/sdm/xsave.md §5): CTL (TraceEn=0) first on save, CTL last on restore, and
 // the live MSRs (OUTPUT_BASE, OUTPUT_MASK_PTRS, STATUS) read back exactly.
-import { anyOutput } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { anyOutput } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 
 const CTL = '0x570';
 

@@ -1,8 +1,8 @@
 // cpl-user-only: CTL.User=1, OS=0 (docs/sdm/README.md §2 ContextEn): CPL 0 is not
 // traced, so the exit SYSCALL has no destination and interrupts into the
 // kernel appear only as disable/enable, never with a kernel address.
-import { anyOutput, KERNEL_HALF, records } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { anyOutput, KERNEL_HALF, records } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 
 /** The `cpl-user-only` scenario (see the file comment). */
 export const cplUserOnly: Scenario = {

@@ -1,8 +1,8 @@
 // cr3-filter: CR3 filtering (docs/sdm/README.md §2 ContextEn; docs/sdm/msrs.md §7):
 // with CTL.CR3Filter=1 only code running under CR3 = CR3_MATCH is traced; a
 // MOV CR3 to another address space stops the trace (ContextEn := 0).
-import { anyOutput, linesOf } from './helpers.js';
-import { needs, type Scenario } from './scenario.js';
+import { anyOutput, linesOf } from './kit/helpers.js';
+import { needs, type Scenario } from './kit/scenario.js';
 
 /** The CR3 the sim runs workloads under (harness/sim/exec/engine.ts DEFAULT_CR3). */
 const WORKLOAD_CR3 = 0x1000n;

@@ -2,8 +2,8 @@
 // TNT packets at all; conditional branches leave no trace, while indirect
 // branches and RETs still produce TIPs. The workload is one whose path
 // executes an indirect JMP or CALL, so a TIP is due whatever the seed.
-import { anyOutput, executesIndirect, packetStats } from './helpers.js';
-import { needs, type Scenario } from './scenario.js';
+import { anyOutput, executesIndirect, packetStats } from './kit/helpers.js';
+import { needs, type Scenario } from './kit/scenario.js';
 
 /** The `dis-tnt` scenario (see the file comment). */
 export const disTnt: Scenario = {

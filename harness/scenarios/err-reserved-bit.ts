@@ -1,7 +1,7 @@
 // err-reserved-bit: WRMSR with a reserved bit raises #GP and changes nothing
 // (docs/sdm/msrs.md §3.1, §4, §5; kvm-unit-tests x86/msr.c; LKVS PT reserved-bit
 // test). Reserved bits written from the spec tables by hand.
-import type { Scenario } from './scenario.js';
+import type { Scenario } from './kit/scenario.js';
 
 const CTL = 0x570, STATUS = 0x571, OUTPUT_BASE = 0x560;
 

@@ -1,7 +1,7 @@
 // err-topa-end-in-entry0: END=1 in entry 0 of a table is a rule violation
 // (docs/sdm/output.md §4.7 rule 4b): an operational error when the CPU reaches it.
-import { alloc, manualRun, rawEntry, writeU64 } from './manual.js';
-import { needs, type Scenario } from './scenario.js';
+import { alloc, manualRun, rawEntry, writeU64 } from './kit/manual.js';
+import { needs, type Scenario } from './kit/scenario.js';
 
 /** The `err-topa-end-in-entry0` scenario (see the file comment). */
 export const errTopaEndInEntry0: Scenario = {

@@ -15,8 +15,8 @@ import { IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
 import { topaEntry } from '../../driver/hw/topa.js';
 import type { TraceResult } from '../../driver/session.js';
 import { TopaManager } from '../../driver/topa/manager.js';
-import type { ScenarioContext } from './context.js';
-import type { Scenario } from './scenario.js';
+import type { ScenarioContext } from './kit/context.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 const CTL = IA32_RTIT_CTL.address;

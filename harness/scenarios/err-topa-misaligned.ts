@@ -1,8 +1,8 @@
 // err-topa-misaligned: an output region whose base is not aligned to its size
 // is an operational error when the CPU reaches the entry (docs/sdm/output.md §4.7
 // rule 2b): STATUS.Error := 1, TriggerEn := 0, nothing is written.
-import { alloc, manualRun, rawEntry, writeU64 } from './manual.js';
-import { needs, type Scenario } from './scenario.js';
+import { alloc, manualRun, rawEntry, writeU64 } from './kit/manual.js';
+import { needs, type Scenario } from './kit/scenario.js';
 
 /** The `err-topa-misaligned` scenario (see the file comment). */
 export const errTopaMisaligned: Scenario = {

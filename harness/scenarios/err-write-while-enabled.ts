@@ -1,8 +1,8 @@
 // err-write-while-enabled: while TraceEn=1 only IA32_RTIT_CTL may be written;
 // every other RTIT MSR raises #GP (docs/sdm/msrs.md §9 rule G3).
 import { TraceSession } from '../../driver/session.js';
-import { anyOutput } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { anyOutput } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 
 const CTL = 0x570, STATUS = 0x571, OUTPUT_BASE = 0x560, MASK_PTRS = 0x561, CR3_MATCH = 0x572, ADDR0_A = 0x580;
 

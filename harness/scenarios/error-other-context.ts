@@ -13,13 +13,13 @@
 import { imbalance } from '../../driver/collect/ledger.js';
 import { IA32_RTIT_OUTPUT_BASE } from '../../driver/hw/msrs.js';
 import { topaEntry } from '../../driver/hw/topa.js';
-import { growPair, secondWorkload, switchingOf } from './contexts-kit.js';
-import { everyPmiHandled, timingVolume } from './helpers.js';
-import { interruptsOffWhile } from './interrupts-off.js';
-import type { Scenario } from './scenario.js';
-import { filterEvents } from './target-wrap.js';
+import { growPair, secondWorkload, switchingOf } from './kit/contexts-kit.js';
+import { everyPmiHandled, timingVolume } from './kit/helpers.js';
+import { interruptsOffWhile } from './kit/interrupts-off.js';
+import type { Scenario } from './kit/scenario.js';
+import { filterEvents } from './kit/target-wrap.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
-import { ownedBranches, ownerOf } from './truth-owner.js';
+import { ownedBranches, ownerOf } from './kit/truth-owner.js';
 
 const REGION = 4096;
 

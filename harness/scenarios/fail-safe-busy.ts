@@ -5,8 +5,8 @@
 // the first trace goes on untouched to a lossless end.
 import { TraceSession } from '../../driver/session.js';
 import { IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
-import { anyOutput } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { anyOutput } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 
 /** The `fail-safe-busy` scenario (see the file comment). */
 export const failSafeBusy: Scenario = {

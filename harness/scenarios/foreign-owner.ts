@@ -8,8 +8,8 @@
 import { PtBusyError } from '../../driver/base/errors.js';
 import { IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS } from '../../driver/hw/msrs.js';
 import { TraceSession } from '../../driver/session.js';
-import { anyOutput } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { anyOutput } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 
 const OWNED = [IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS] as const;
 

@@ -5,8 +5,8 @@
 // workload running untraced. The design's answer is a PMI top half, run where the PMI lands, that
 // freezes the traced task until the handler is done (TargetEvent `frozen`): then nothing is
 // lapped, nothing runs untraced, and the run is lossless.
-import { everyPmiHandled } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { everyPmiHandled } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 const REGION = 4096;

@@ -1,6 +1,6 @@
 // The scenario library, in the order `ptlab list` shows it.
 import { PtError } from '../../driver/base/errors.js';
-import type { Scenario } from './scenario.js';
+import type { Scenario } from './kit/scenario.js';
 import { disTnt } from './dis-tnt.js';
 import { ptwrite } from './ptwrite.js';
 import { branchDisable } from './branch-disable.js';
@@ -69,4 +69,4 @@ export function findScenario(name: string): Scenario {
   return s;
 }
 
-export type { Scenario, ScenarioEnv, TargetKind } from './scenario.js';
+export type { Scenario, ScenarioEnv, TargetKind } from './kit/scenario.js';

@@ -5,8 +5,8 @@
 // branches jump to (its model is known on every target): some jump into the
 // range and some out of it, so traced and filtered branches exist whatever
 // the seed (a boundary crossed only by falling through is never noticed).
-import { anyOutput, records, takenBranchTargets } from './helpers.js';
-import { needs, type Scenario } from './scenario.js';
+import { anyOutput, records, takenBranchTargets } from './kit/helpers.js';
+import { needs, type Scenario } from './kit/scenario.js';
 
 /** The `ip-filter` scenario (see the file comment). */
 export const ipFilter: Scenario = {

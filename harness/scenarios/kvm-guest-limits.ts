@@ -2,8 +2,8 @@
 // "QEMU -cpu …,+intel-pt", docs/prior-art.md §6): QEMU's fixed leaf 14H, no PMI
 // preservation, no XSAVES of PT state, and KVM's extra #GP rules. ptlab must
 // refuse these up front, naming the CPUID bit, instead of failing obscurely.
-import type { Scenario } from './scenario.js';
-import { topa } from './helpers.js';
+import type { Scenario } from './kit/scenario.js';
+import { topa } from './kit/helpers.js';
 
 const CTL = 0x570, STATUS = 0x571;
 const hex = (n: number) => `0x${(n >>> 0).toString(16)}`;

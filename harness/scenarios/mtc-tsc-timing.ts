@@ -3,8 +3,8 @@
 // TSC values that never go backwards.
 import { PacketDecoder } from '../../driver/decode/decoder.js';
 import { joinU64, PacketKind } from '../../driver/decode/record.js';
-import { anyOutput, firstPsb, packetStats } from './helpers.js';
-import { needs, type Scenario } from './scenario.js';
+import { anyOutput, firstPsb, packetStats } from './kit/helpers.js';
+import { needs, type Scenario } from './kit/scenario.js';
 
 const MTC_FREQ = 3;
 

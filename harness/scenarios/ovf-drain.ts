@@ -8,11 +8,11 @@
 // list them in stream order, the OVFs before the stop.
 import { imbalance } from '../../driver/collect/ledger.js';
 import { findOvfs } from '../../driver/collect/ovf.js';
-import { anyOutput, packetStats, records } from './helpers.js';
+import { anyOutput, packetStats, records } from './kit/helpers.js';
 import type { TraceOptions } from '../../driver/request.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
-import type { ScenarioContext } from './context.js';
-import type { Scenario } from './scenario.js';
+import type { ScenarioContext } from './kit/context.js';
+import type { Scenario } from './kit/scenario.js';
 
 /** The `ovf-drain` scenario (see the file comment). */
 export const ovfDrain: Scenario = {

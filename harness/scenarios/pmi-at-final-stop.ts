@@ -7,8 +7,8 @@
 // LVT, so the next user of the CPU inherits no stale PMI.
 import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import { LVT_MASK } from '../../driver/hw/lvt.js';
-import { topa } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { topa } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 /** The `pmi-at-final-stop` scenario (see the file comment). */

@@ -4,8 +4,8 @@
 // merges into the first. The handler must account for every region filled
 // since the last one, not just one, and the refill must make room for all of
 // them — nothing lost, the flow whole.
-import { everyPmiHandled } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { everyPmiHandled } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 const REGION = 4096;

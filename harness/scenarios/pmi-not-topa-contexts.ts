@@ -8,12 +8,12 @@
 import { imbalance } from '../../driver/collect/ledger.js';
 import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import type { TargetEvent } from '../../driver/target.js';
-import { expectGrowRefills, growPair, pmisWithoutTopaBit, secondWorkload, switchingOf } from './contexts-kit.js';
-import { everyPmiHandled, timingVolume } from './helpers.js';
-import type { Scenario } from './scenario.js';
-import { filterEvents } from './target-wrap.js';
+import { expectGrowRefills, growPair, pmisWithoutTopaBit, secondWorkload, switchingOf } from './kit/contexts-kit.js';
+import { everyPmiHandled, timingVolume } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
+import { filterEvents } from './kit/target-wrap.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
-import { ownedBranches, ownerOf } from './truth-owner.js';
+import { ownedBranches, ownerOf } from './kit/truth-owner.js';
 
 /** A's slice after which the counter-overflow PMI arrives (B has been switched out by then). */
 const AT_SLICE = 3;

@@ -6,8 +6,8 @@
 // Such a PMI is handed to the session in the middle of a trace run that also
 // takes real ToPA PMIs; the run stays lossless.
 import { IA32_PERF_GLOBAL_STATUS } from '../../driver/hw/msrs.js';
-import { everyPmiHandled } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { everyPmiHandled } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 /** The `pmi-not-topa` scenario (see the file comment). */

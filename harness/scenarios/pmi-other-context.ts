@@ -18,12 +18,12 @@ import { IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
 import { traceContexts, type ContextResult } from '../../driver/contexts.js';
 import type { TraceRequest } from '../../driver/request.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
-import { seededWorkload, type ScenarioContext, type TargetCalls } from './context.js';
-import { expectGrowRefills, pmisWithoutTopaBit, secondWorkload } from './contexts-kit.js';
-import { everyPmiHandled, timingVolume, topa } from './helpers.js';
-import { firstSkip, needs, type Scenario } from './scenario.js';
+import { seededWorkload, type ScenarioContext, type TargetCalls } from './kit/context.js';
+import { expectGrowRefills, pmisWithoutTopaBit, secondWorkload } from './kit/contexts-kit.js';
+import { everyPmiHandled, timingVolume, topa } from './kit/helpers.js';
+import { firstSkip, needs, type Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
-import { ownedBranches, ownerOf } from './truth-owner.js';
+import { ownedBranches, ownerOf } from './kit/truth-owner.js';
 
 /** Where the third context's workload lives: clear of the others (contexts-kit.ts), below 2^31. */
 const THIRD_BASE = 0x3000_0000n;

@@ -6,8 +6,8 @@
 // saves PendTopaPMI in the area) and the switch in an XRSTORS; elsewhere a
 // plain CTL write stands in for it.
 import { IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
-import { topa } from './helpers.js';
-import { needs, type Scenario } from './scenario.js';
+import { topa } from './kit/helpers.js';
+import { needs, type Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 const CTL = 0x570, STATUS = 0x571, GLOBAL_STATUS = 0x38e;

@@ -1,8 +1,8 @@
 // pmi-skid: the ToPA PMI is imprecise (docs/sdm/output.md §4.5): output goes on
 // for a while after the INT region fills. INT sits on a region before the
 // last, so the skid lands in the next region and nothing is lost.
-import { linesOf, topa } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { linesOf, topa } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 const MASK_PTRS = 0x561;

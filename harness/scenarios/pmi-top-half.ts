@@ -8,8 +8,8 @@
 // top half is asked for; on a real target it is the module's own.
 import { IA32_PERF_GLOBAL_STATUS, IA32_PERF_GLOBAL_STATUS_RESET, IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
 import { hex } from '../../driver/base/hex.js';
-import { everyPmiHandled } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { everyPmiHandled } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 const RESET = hex(IA32_PERF_GLOBAL_STATUS_RESET.address), CTL = hex(IA32_RTIT_CTL.address);

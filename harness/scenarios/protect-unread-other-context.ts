@@ -23,14 +23,14 @@ import type { TraceRequest } from '../../driver/request.js';
 import { hex } from '../../driver/base/hex.js';
 import type { TranscriptLine } from '../../driver/target.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
-import type { ScenarioContext } from './context.js';
-import { expectContextsEnded, expectGrowRefills, expectPmisSorted, expectTracedOnAfterStops, pmiActions, secondWorkload, switchingOf, topaBitClearCounter } from './contexts-kit.js';
-import { linesOf, timingVolume, topa } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import type { ScenarioContext } from './kit/context.js';
+import { expectContextsEnded, expectGrowRefills, expectPmisSorted, expectTracedOnAfterStops, pmiActions, secondWorkload, switchingOf, topaBitClearCounter } from './kit/contexts-kit.js';
+import { linesOf, timingVolume, topa } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
-import { interruptsOffWhile } from './interrupts-off.js';
+import { interruptsOffWhile } from './kit/interrupts-off.js';
 import { misplacedMarkers, REGION } from './topa-protect-unread.js';
-import { ownedBranches, ownerOf } from './truth-owner.js';
+import { ownedBranches, ownerOf } from './kit/truth-owner.js';
 
 /** A's ring: three regions, so the wake-up INT is the entry the CPU writes right after a refill (topa/policies.ts `arm`). */
 const RING = 3;

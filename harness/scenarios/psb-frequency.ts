@@ -1,8 +1,8 @@
 // psb-frequency: CTL.PSBFreq (docs/sdm/msrs.md §3.2: a PSB every 2 KiB << P output
 // bytes; docs/sdm/README.md Open Question 21: due when floor(PacketByteCnt /
 // period) changes, emitted at the next packet boundary).
-import { packetStats, singleRange } from './helpers.js';
-import { needs, type Scenario } from './scenario.js';
+import { packetStats, singleRange } from './kit/helpers.js';
+import { needs, type Scenario } from './kit/scenario.js';
 
 const P = 1; // 4 KiB
 const PERIOD = 2048 << P;

@@ -12,8 +12,8 @@
 // documented), so the switch-out's TraceEn 1→0 finds it owed.
 import { IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import type { TranscriptLine } from '../../driver/target.js';
-import { packetStats, topa } from './helpers.js';
-import { firstSkip, needs, type Scenario } from './scenario.js';
+import { packetStats, topa } from './kit/helpers.js';
+import { firstSkip, needs, type Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 /** PSBFreq=0: a PSB every 2 KiB of output (docs/sdm/msrs.md §3.2). */

@@ -3,8 +3,8 @@
 // carrying its operand, in program order.
 import { PacketDecoder } from '../../driver/decode/decoder.js';
 import { joinU64, PacketKind } from '../../driver/decode/record.js';
-import { anyOutput, firstPsb } from './helpers.js';
-import { needs, type Scenario } from './scenario.js';
+import { anyOutput, firstPsb } from './kit/helpers.js';
+import { needs, type Scenario } from './kit/scenario.js';
 
 /** The `ptwrite` scenario (see the file comment). */
 export const ptwrite: Scenario = {

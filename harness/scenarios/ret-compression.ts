@@ -1,8 +1,8 @@
 // ret-compression: RET compression and CTL.DisRETC (docs/sdm/packets.md §7;
 // docs/sdm/msrs.md §3.1 bit 11): with DisRETC=1 every near RET is a TIP, so the
 // only TNT bits are those of conditional branches.
-import { anyOutput, branchRecords, packetStats } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { anyOutput, branchRecords, packetStats } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 import { K_RET, type GeneratedWorkload } from '../sim/workload/index.js';
 
 /** RETs on the path of `w` (its model's branches, as truthLines would list them). */

@@ -16,13 +16,13 @@ import { imbalance } from '../../driver/collect/ledger.js';
 import { traceContexts, type ContextResult } from '../../driver/contexts.js';
 import type { TraceRequest } from '../../driver/request.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
-import { seededWorkload, type ScenarioContext } from './context.js';
-import { expectContextsEnded, expectPmisSorted, expectTracedOnAfterStops, pmiActions, secondWorkload, switchingOf, topaBitClearCounter } from './contexts-kit.js';
-import { linesOf, timingVolume } from './helpers.js';
-import { interruptsOffWhile } from './interrupts-off.js';
-import type { Scenario } from './scenario.js';
+import { seededWorkload, type ScenarioContext } from './kit/context.js';
+import { expectContextsEnded, expectPmisSorted, expectTracedOnAfterStops, pmiActions, secondWorkload, switchingOf, topaBitClearCounter } from './kit/contexts-kit.js';
+import { linesOf, timingVolume } from './kit/helpers.js';
+import { interruptsOffWhile } from './kit/interrupts-off.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsSingleEntryTopa } from './single-entry-topa.js';
-import { ownedBranches, ownerOf } from './truth-owner.js';
+import { ownedBranches, ownerOf } from './kit/truth-owner.js';
 
 /** Each context's one region. */
 const REGION = 4096;

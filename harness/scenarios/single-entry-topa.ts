@@ -5,8 +5,8 @@
 // STOP must stop the CPU at the full region (one "stop" loss, found at the
 // final stop), not let it wrap through the END and overwrite the trace.
 import { imbalance } from '../../driver/collect/ledger.js';
-import { everyPmiHandled } from './helpers.js';
-import { needs, type Scenario } from './scenario.js';
+import { everyPmiHandled } from './kit/helpers.js';
+import { needs, type Scenario } from './kit/scenario.js';
 
 /**
  * Why a scenario of the single-output-region layout skips on a CPU: no ToPA output, or multi-entry

@@ -2,8 +2,8 @@
 // single-range output (docs/sdm/output.md §3.2; docs/sdm/msrs.md §6): a size that is
 // not a power of two is refused before any WRMSR; a base not aligned to the
 // range size is operational error 2 (STATUS.Error at enable).
-import { alloc, manualRun } from './manual.js';
-import { needs, type Scenario } from './scenario.js';
+import { alloc, manualRun } from './kit/manual.js';
+import { needs, type Scenario } from './kit/scenario.js';
 
 /** The `single-range-errors` scenario (see the file comment). */
 export const singleRangeErrors: Scenario = {

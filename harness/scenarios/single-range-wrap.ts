@@ -2,7 +2,7 @@
 // after the last byte the CPU continues at the base and overwrites old data,
 // with no interrupt; the driver must account the overwritten bytes as "wrap".
 import { imbalance } from '../../driver/collect/ledger.js';
-import { needs, type Scenario } from './scenario.js';
+import { needs, type Scenario } from './kit/scenario.js';
 
 const SIZE = 4096;
 

@@ -6,8 +6,8 @@
 // as on the model, whose memory oracle would also call a free while tracing `corrupt`.
 import { hex } from '../../driver/base/hex.js';
 import { IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
-import { anyOutput, linesOf } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { anyOutput, linesOf } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 
 const CTL = IA32_RTIT_CTL.address;
 

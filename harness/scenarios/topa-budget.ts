@@ -10,8 +10,8 @@
 // the END). Each branch is
 // a `note` in the transcript; the regions never exceed the budget, no entry is
 // written past the table; nothing is lost.
-import { everyPmiHandled, linesOf } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { everyPmiHandled, linesOf } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 const REGION = 4096;

@@ -5,8 +5,8 @@
 // re-enables afterwards, so the CPU re-reads what it changed: grow runs for
 // many PMIs with nothing lost. A handler that restores CTL first, or a CPU
 // that kept its cache across the enable, runs into the old STOP guard.
-import { everyPmiHandled } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { everyPmiHandled } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 /** The `topa-cached-entries` scenario (see the file comment). */

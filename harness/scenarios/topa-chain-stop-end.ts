@@ -21,8 +21,8 @@ import { decodeTopaPointers } from '../../driver/hw/output-pointers.js';
 import { topaEntry } from '../../driver/hw/topa.js';
 import type { TargetEvent } from '../../driver/target.js';
 import type { TopaManager } from '../../driver/topa/manager.js';
-import { everyPmiHandled, linesOf } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { everyPmiHandled, linesOf } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 const REGION = 4096;

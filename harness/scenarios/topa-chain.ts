@@ -1,7 +1,7 @@
 // topa-chain: the "END of the current table to a new table" branch of the SDM
 // PMI algorithm (docs/sdm/output.md §7.1); the CPU follows END itself (§4.3).
-import { everyPmiHandled, linesOf } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { everyPmiHandled, linesOf } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 const OUTPUT_BASE = 0x560;

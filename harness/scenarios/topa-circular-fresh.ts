@@ -3,8 +3,8 @@
 // swapped for a fresh one before the CPU comes round again. The ring is the
 // 3 regions asked for, INT on every entry but the last before END (the skid
 // guard), and each region the CPU filled gets exactly one fresh successor.
-import { everyPmiHandled, linesOf } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { everyPmiHandled, linesOf } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 const OUTPUT_BASE = 0x560;

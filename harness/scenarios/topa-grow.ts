@@ -4,11 +4,11 @@
 // entries (END included), so the handler grows the first table while a batch
 // fits and then chains to a new one (the algorithm's other branch), and no
 // entry is ever written past a table's capacity.
-import { everyPmiHandled, linesOf } from './helpers.js';
+import { everyPmiHandled, linesOf } from './kit/helpers.js';
 
 /** Entries per table, the END included. */
 const TABLE_ENTRIES = 8;
-import { firstSkip, needs, type Scenario } from './scenario.js';
+import { firstSkip, needs, type Scenario } from './kit/scenario.js';
 
 /** Skip rule of every multi-entry ToPA scenario. */
 export function needsMultiEntryTopa(caps: { topaOutput: boolean; topaMultipleEntries: boolean }): string | undefined {

@@ -10,8 +10,8 @@
 import { imbalance } from '../../driver/collect/ledger.js';
 import { IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import type { TargetEvent } from '../../driver/target.js';
-import { everyPmiHandled } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { everyPmiHandled } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 import { K, misplacedMarkers, REGION } from './topa-protect-unread.js';
 

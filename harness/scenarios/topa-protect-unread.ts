@@ -8,8 +8,8 @@
 import { decodeTopaPointers } from '../../driver/hw/output-pointers.js';
 import { hex } from '../../driver/base/hex.js';
 import { type TranscriptLine } from '../../driver/target.js';
-import { everyPmiHandled, linesOf } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { everyPmiHandled, linesOf } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 /** Regions in the ring, and their size. */

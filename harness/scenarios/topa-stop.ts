@@ -7,7 +7,7 @@
 import { IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import { imbalance } from '../../driver/collect/ledger.js';
 import type { TargetEvent } from '../../driver/target.js';
-import type { Scenario } from './scenario.js';
+import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 /** The `topa-stop` scenario (see the file comment). */

@@ -5,8 +5,8 @@
 // confines every trace to its workload (driver/confine.ts): an IP filter on the image where the CPU
 // has address ranges, a CR3 filter on its address space where it has not. Every traced branch is
 // then the workload's, and ptlab flow reproduces the model's truth.
-import { anyOutput } from './helpers.js';
-import type { Scenario } from './scenario.js';
+import { anyOutput } from './kit/helpers.js';
+import type { Scenario } from './kit/scenario.js';
 
 /** The `trace-confined` scenario (see the file comment). */
 export const traceConfined: Scenario = {

@@ -17,8 +17,8 @@ import { IA32_RTIT_CTL, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS } from '../
 import type { TranscriptLine } from '../../driver/target.js';
 import { decodeTopaPointers } from '../../driver/hw/output-pointers.js';
 import { K_CALL, K_JCC, K_JMP, K_RET, type GeneratedWorkload } from '../sim/workload/index.js';
-import { everyPmiHandled, linesOf, packetStats } from './helpers.js';
-import { firstSkip, needs, type Scenario } from './scenario.js';
+import { everyPmiHandled, linesOf, packetStats } from './kit/helpers.js';
+import { firstSkip, needs, type Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 const REGION = 4096;

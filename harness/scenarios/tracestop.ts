@@ -1,9 +1,9 @@
 // tracestop: a TraceStop range (ADDRn_CFG=2; docs/sdm/README.md §4.4): the first
 // taken branch that lands in the range sets STATUS.Stopped, emits TIP.PGD and
 // a TraceStop packet, and nothing is traced afterwards.
-import { anyOutput, branchRecords, packetStats } from './helpers.js';
+import { anyOutput, branchRecords, packetStats } from './kit/helpers.js';
 import { truthLines } from '../sim/workload/index.js';
-import { needs, type Scenario } from './scenario.js';
+import { needs, type Scenario } from './kit/scenario.js';
 
 /** The `tracestop` scenario (see the file comment). */
 export const tracestop: Scenario = {

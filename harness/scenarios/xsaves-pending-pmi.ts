@@ -3,9 +3,9 @@
 // PMI survives the switch (PendTopaPMI in the saved STATUS) and is handled
 // after XRSTORS; nothing is lost and PendTopaPMI ends at 0.
 import { IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
-import { everyPmiHandled, topa } from './helpers.js';
-import { OtherContext } from './other-context.js';
-import { firstSkip, needs, type Scenario } from './scenario.js';
+import { everyPmiHandled, topa } from './kit/helpers.js';
+import { OtherContext } from './kit/other-context.js';
+import { firstSkip, needs, type Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 /** The `xsaves-pending-pmi` scenario (see the file comment). */

@@ -3,9 +3,9 @@
 // state, so the trace goes on as if nothing happened. Between save and restore
 // another context's configuration is loaded (other-context.ts), so XRSTORS must
 // bring back every MSR of component 8 and load CTL last.
-import { linesOf, topa } from './helpers.js';
-import { OtherContext } from './other-context.js';
-import { firstSkip, needs, type Scenario } from './scenario.js';
+import { linesOf, topa } from './kit/helpers.js';
+import { OtherContext } from './kit/other-context.js';
+import { firstSkip, needs, type Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';
 
 /** The `xsaves-roundtrip` scenario (see the file comment). */

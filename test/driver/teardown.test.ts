@@ -12,7 +12,7 @@ import { freeOrLeak, type Teardown } from '../../driver/teardown.js';
 import { RecordingTarget } from '../../driver/transcript.js';
 import { PtError } from '../../driver/base/errors.js';
 import { InjectingTarget } from '../../harness/crash/inject.js';
-import { filterEvents } from '../../harness/scenarios/target-wrap.js';
+import { filterEvents } from '../../harness/scenarios/kit/target-wrap.js';
 import { SimTarget } from '../../harness/sim/sim-target.js';
 import { generateWorkload } from '../../harness/sim/workload/index.js';
 

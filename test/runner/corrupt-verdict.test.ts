@@ -9,7 +9,7 @@ import { topaEntry } from '../../driver/hw/topa.js';
 import type { TranscriptLine } from '../../driver/target.js';
 import type { ResultJson } from '../../harness/report/result.js';
 import { runScenario } from '../../harness/runner/run-scenario.js';
-import type { Scenario } from '../../harness/scenarios/scenario.js';
+import type { Scenario } from '../../harness/scenarios/kit/scenario.js';
 import { tmpRoot } from '../scenarios/tmp.js';
 
 const root = await tmpRoot();

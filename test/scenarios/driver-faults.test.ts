@@ -9,7 +9,7 @@ import { DRIVER_FAULT_NAMES, type DriverFault } from '../../driver/faults.js';
 import { simApplicability } from '../../harness/cli/commands/list.js';
 import { runScenario } from '../../harness/runner/run-scenario.js';
 import { SCENARIOS } from '../../harness/scenarios/index.js';
-import type { Scenario } from '../../harness/scenarios/scenario.js';
+import type { Scenario } from '../../harness/scenarios/kit/scenario.js';
 import { tmpRoot } from './tmp.js';
 import { firstProfile } from './verdicts.js';
 

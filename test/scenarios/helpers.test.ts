@@ -1,6 +1,6 @@
 // The scenario helpers' rules that verdicts rest on.
 import { describe, expect, test } from 'vitest';
-import { everyPmiHandled } from '../../harness/scenarios/helpers.js';
+import { everyPmiHandled } from '../../harness/scenarios/kit/helpers.js';
 
 const pmis = (...actions: string[]) => actions.map((action) => ({ action }));
 

@@ -1,8 +1,8 @@
-// The SDM handler order rules read from a transcript (harness/scenarios/order-rules.ts): each rule
+// The SDM handler order rules read from a transcript (harness/scenarios/kit/order-rules.ts): each rule
 // is broken once by a hand-made transcript, and a correct handler's transcript breaks none.
 import { describe, expect, test } from 'vitest';
 import type { TranscriptLine } from '../../driver/target.js';
-import { handlerOrderProblems } from '../../harness/scenarios/order-rules.js';
+import { handlerOrderProblems } from '../../harness/scenarios/kit/order-rules.js';
 
 type L = Omit<TranscriptLine, 'seq' | 't_us' | 'cpu'>;
 const pmi: L = { op: 'pmi', value: '0x80000000000000', result: 'ctl=0x2101 status=0x0 acked=false traceEnCleared=false' };

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { simApplicability } from '../../harness/cli/commands/list.js';
 import { runScenario } from '../../harness/runner/run-scenario.js';
 import type { ResultJson } from '../../harness/report/result.js';
-import type { Scenario } from '../../harness/scenarios/scenario.js';
+import type { Scenario } from '../../harness/scenarios/kit/scenario.js';
 import type { KnobName } from '../../harness/sim/knobs/knobs.js';
 import { PROFILE_NAMES, type ProfileName } from '../../harness/sim/profiles.js';
 

@@ -2,7 +2,7 @@
 // (per sim profile: runs, or the skip reason) and its negative-control knob.
 import { capsOf, PROFILE_NAMES, PROFILES } from '../../sim/profiles.js';
 import { SCENARIOS } from '../../scenarios/index.js';
-import type { Scenario } from '../../scenarios/scenario.js';
+import type { Scenario } from '../../scenarios/kit/scenario.js';
 import type { CliIo } from '../main.js';
 import { KNOB_NAMES, KNOBS } from '../../sim/knobs/knobs.js';
 import { DRIVER_FAULT_NAMES, DRIVER_FAULTS } from '../../../driver/faults.js';

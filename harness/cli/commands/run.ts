@@ -43,7 +43,7 @@ import { interruptedBeforeRuns, runSuite, type SuiteOutcome, type SuitePlan } fr
 import { knob, type KnobName } from '../../sim/knobs/knobs.js';
 import { capsOf, getProfile, PROFILE_NAMES, type ProfileName } from '../../sim/profiles.js';
 import { findScenario, SCENARIOS } from '../../scenarios/index.js';
-import type { Scenario, TargetKind } from '../../scenarios/scenario.js';
+import type { Scenario, TargetKind } from '../../scenarios/kit/scenario.js';
 import { isFailure } from '../../report/result.js';
 import { summaryTable, sweepTable, verdictCounts } from '../../report/summary.js';
 import { RESULTS_FILE } from '../../report/results-index.js';

@@ -20,7 +20,7 @@ import type { Sequence } from '../../seq/model.js';
 import { loadSequences, runSequenceToDir } from '../../seq/run-seq.js';
 import { targetRules } from '../../seq/target-rules.js';
 import type { ProfileName } from '../../sim/profiles.js';
-import type { TargetKind } from '../../scenarios/scenario.js';
+import type { TargetKind } from '../../scenarios/kit/scenario.js';
 import { parseCommandLine, usageErrorText, UsageError, type OptionSpec } from '../args.js';
 import { EXIT, EXIT_TABLE } from '../exit-codes.js';
 import type { CliIo } from '../main.js';

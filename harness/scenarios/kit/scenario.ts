@@ -1,13 +1,13 @@
 // What a scenario is: a named, readable sequence against one
 // target with explicit expectations, where it applies (and why it skips
 // elsewhere), and the model knob that must turn its verdict to "fail".
-import type { DriverFault, DriverFaults } from '../../driver/faults.js';
-import type { PtCaps } from '../../driver/hw/cpuid.js';
-import type { KnobName } from '../sim/knobs/knobs.js';
-import type { CpuProfile } from '../sim/profiles.js';
-import type { TopHalf } from '../sim/exec/execution.js';
-import type { InternalBufferConfig } from '../sim/trace/internal-buffer.js';
-import type { RealismMode } from '../sim/realism.js';
+import type { DriverFault, DriverFaults } from '../../../driver/faults.js';
+import type { PtCaps } from '../../../driver/hw/cpuid.js';
+import type { KnobName } from '../../sim/knobs/knobs.js';
+import type { CpuProfile } from '../../sim/profiles.js';
+import type { TopHalf } from '../../sim/exec/execution.js';
+import type { InternalBufferConfig } from '../../sim/trace/internal-buffer.js';
+import type { RealismMode } from '../../sim/realism.js';
 import type { ScenarioContext } from './context.js';
 
 /** Model settings a scenario may ask of the sim target. */

@@ -21,10 +21,10 @@
 //             restore write an MSR of XSAVE state component 8 just before the
 //             XRSTORS that loads it (docs/sdm/xsave.md §1.1: only ADDR2/ADDR3
 //             are switched by hand).
-import { IA32_PERF_GLOBAL_STATUS_RESET, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS, TRACE_TOPA_PMI } from '../../driver/hw/msrs.js';
-import { PT_STATE_LAYOUT } from '../../driver/hw/xsave.js';
-import { hex } from '../../driver/base/hex.js';
-import { type TranscriptLine } from '../../driver/target.js';
+import { IA32_PERF_GLOBAL_STATUS_RESET, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS, TRACE_TOPA_PMI } from '../../../driver/hw/msrs.js';
+import { PT_STATE_LAYOUT } from '../../../driver/hw/xsave.js';
+import { hex } from '../../../driver/base/hex.js';
+import { type TranscriptLine } from '../../../driver/target.js';
 
 const CTL = hex(IA32_RTIT_CTL.address), RESET = hex(IA32_PERF_GLOBAL_STATUS_RESET.address), STATUS = hex(IA32_RTIT_STATUS.address);
 const NO_WRITE_WHILE_TRACING = new Set([hex(IA32_RTIT_OUTPUT_BASE.address), hex(IA32_RTIT_OUTPUT_MASK_PTRS.address), STATUS]);

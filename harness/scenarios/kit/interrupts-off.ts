@@ -2,9 +2,9 @@
 // stretch, as in a kernel path or a hypervisor's guest, during which a PMI stays pending. The
 // several-context scenarios use it to make a context's ToPA PMI arrive only after the context was
 // switched out, the SDM's motivating case for handling a PMI on a saved image.
-import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
-import type { Target, TargetEvent, Workload } from '../../driver/target.js';
-import type { SimTarget } from '../sim/sim-target.js';
+import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL, IA32_RTIT_STATUS } from '../../../driver/hw/msrs.js';
+import type { Target, TargetEvent, Workload } from '../../../driver/target.js';
+import type { SimTarget } from '../../sim/sim-target.js';
 import { filterEvents } from './target-wrap.js';
 
 /** How the interrupts-off CPU holds PMIs besides those raised while `late` runs. */

@@ -1,23 +1,23 @@
 // The context a scenario runs in: the recorded target, the seeded workload,
 // one driver trace run whose artifacts become the run directory, and the
 // expectations and figures of result.json (docs/design.md "The run directory").
-import type { TargetFigures } from '../../driver/collect/collect.js';
-import { imbalance, isLossless, lostBytes } from '../../driver/collect/ledger.js';
-import { CpuFaultError } from '../../driver/hw/cpu-fault.js';
-import { IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
-import { PtError } from '../../driver/base/errors.js';
-import type { ProbeResult } from '../../driver/probe.js';
-import type { TopaPolicy, TraceOptions, TraceRequest } from '../../driver/request.js';
-import { TraceSession, type SessionOptions, type TraceResult } from '../../driver/session.js';
-import type { TargetEvent } from '../../driver/target.js';
-import type { Teardown } from '../../driver/teardown.js';
-import type { RecordingTarget } from '../../driver/transcript.js';
-import type { SimTarget } from '../sim/sim-target.js';
-import { generateWorkload, type GeneratedWorkload, type WorkloadOptions } from '../sim/workload/index.js';
+import type { TargetFigures } from '../../../driver/collect/collect.js';
+import { imbalance, isLossless, lostBytes } from '../../../driver/collect/ledger.js';
+import { CpuFaultError } from '../../../driver/hw/cpu-fault.js';
+import { IA32_RTIT_CTL } from '../../../driver/hw/msrs.js';
+import { PtError } from '../../../driver/base/errors.js';
+import type { ProbeResult } from '../../../driver/probe.js';
+import type { TopaPolicy, TraceOptions, TraceRequest } from '../../../driver/request.js';
+import { TraceSession, type SessionOptions, type TraceResult } from '../../../driver/session.js';
+import type { TargetEvent } from '../../../driver/target.js';
+import type { Teardown } from '../../../driver/teardown.js';
+import type { RecordingTarget } from '../../../driver/transcript.js';
+import type { SimTarget } from '../../sim/sim-target.js';
+import { generateWorkload, type GeneratedWorkload, type WorkloadOptions } from '../../sim/workload/index.js';
 import { DEFAULT_BRANCHES, packetStats, timingVolume } from './helpers.js';
 import { handlerOrderProblems } from './order-rules.js';
 import type { ScenarioEnv } from './scenario.js';
-import type { TruthSelection } from '../sim/trace/truth.js';
+import type { TruthSelection } from '../../sim/trace/truth.js';
 
 /** One line of result.json `expectations`. */
 export interface Expectation {

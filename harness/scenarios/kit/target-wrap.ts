@@ -2,8 +2,8 @@
 // around the driver between the CPU and the handler — a PMI held while interrupts are off, a PMI
 // raised by another user of the shared performance-monitoring interrupt — with the driver's code
 // and the target's own behaviour unchanged.
-import { withEvents } from '../../driver/exec-view.js';
-import type { Execution, StartOpts, Target, TargetEvent, Workload } from '../../driver/target.js';
+import { withEvents } from '../../../driver/exec-view.js';
+import type { Execution, StartOpts, Target, TargetEvent, Workload } from '../../../driver/target.js';
 
 /** What the driver sees of one execution's events: `events` as the target gives them, and what it ran. */
 export type EventFilter = (events: AsyncIterable<TargetEvent>, workload: Workload, cpu: number) => AsyncIterable<TargetEvent>;

@@ -1,8 +1,8 @@
 // Hand-programmed runs for the error scenarios: the driver never builds a bad
 // ToPA table or a misaligned range, so these write the table and the MSRs
 // themselves through the recorded target (docs/sdm/output.md §3–§4 by hand).
-import { IA32_RTIT_CTL, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
-import type { PhysRegion } from '../../driver/target.js';
+import { IA32_RTIT_CTL, IA32_RTIT_STATUS } from '../../../driver/hw/msrs.js';
+import type { PhysRegion } from '../../../driver/target.js';
 import type { ScenarioContext } from './context.js';
 
 const CTL = 0x570, STATUS = 0x571, OUTPUT_BASE = 0x560, MASK_PTRS = 0x561;

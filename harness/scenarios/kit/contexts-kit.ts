@@ -1,12 +1,12 @@
 // What the several-context scenarios share: a second workload at its own address, the way the CPU
 // can switch PT state, the common run of two contexts that grow their tables, and the checks on
 // whose PMI each one was.
-import { traceContexts, type ContextResult } from '../../driver/contexts.js';
-import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
-import type { PmiRecord } from '../../driver/pmi/handler.js';
-import type { TraceOptions } from '../../driver/request.js';
-import type { Target, TargetEvent } from '../../driver/target.js';
-import type { GeneratedWorkload } from '../sim/workload/index.js';
+import { traceContexts, type ContextResult } from '../../../driver/contexts.js';
+import { IA32_PERF_GLOBAL_STATUS, IA32_RTIT_CTL } from '../../../driver/hw/msrs.js';
+import type { PmiRecord } from '../../../driver/pmi/handler.js';
+import type { TraceOptions } from '../../../driver/request.js';
+import type { Target, TargetEvent } from '../../../driver/target.js';
+import type { GeneratedWorkload } from '../../sim/workload/index.js';
 import { seededWorkload, type ScenarioContext } from './context.js';
 import { everyPmiHandled, linesOf, topa } from './helpers.js';
 

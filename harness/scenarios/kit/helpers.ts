@@ -1,11 +1,11 @@
 // Small readers scenarios share: packet statistics of a stream, truth.jsonl
 // records, transcript lookups, and the standard requests.
-import { PacketDecoder } from '../../driver/decode/decoder.js';
-import { packetName } from '../../driver/decode/record.js';
-import type { TopaPolicy, TraceOptions, TraceRequest } from '../../driver/request.js';
-import type { PtCaps } from '../../driver/hw/cpuid.js';
-import type { TranscriptLine } from '../../driver/target.js';
-import { K_JCC, type GeneratedWorkload } from '../sim/workload/index.js';
+import { PacketDecoder } from '../../../driver/decode/decoder.js';
+import { packetName } from '../../../driver/decode/record.js';
+import type { TopaPolicy, TraceOptions, TraceRequest } from '../../../driver/request.js';
+import type { PtCaps } from '../../../driver/hw/cpuid.js';
+import type { TranscriptLine } from '../../../driver/target.js';
+import { K_JCC, type GeneratedWorkload } from '../../sim/workload/index.js';
 
 /** Packet counts by type name, TNT bits, decode errors and PSB offsets of a stream. */
 export interface PacketStats {
