@@ -22,7 +22,7 @@ const NO_TIME = 'ptlab does not estimate time yet: dump and flow print TSC, MTC 
 const NO_ERRATA = 'taken and checked, so that the command lines in result.json run as they are; ptlab decodes by the SDM and applies no errata workaround yet: it names on stderr the packet-stream errata of that CPU (driver/hw/errata.ts)';
 const TIMING_ONLY = 'taken and checked; it feeds time estimation only, which ptlab does not do yet, so (as in libipt without --time) nothing printed changes';
 const NO_INSN = 'flow lists branches and events, not each instruction';
-const NO_SIDEBAND = 'ptlab reads no perf sideband yet';
+const NO_SIDEBAND = 'ptlab flow reads a perf.data whole, its sideband (MMAP, COMM, AUX flags) included: `ptlab flow PERF.DATA [--sysroot DIR]` (docs/perf.md); libipt\'s separate sideband streams are not taken';
 
 export const LIBIPT_OPTIONS: readonly LibiptOption[] = [
   // ---- ptdump ----

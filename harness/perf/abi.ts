@@ -20,6 +20,7 @@ export const FEATURE_BITS = 256;
 export const RECORD = {
   MMAP: 1,
   COMM: 3,
+  MMAP2: 10,
   AUX: 11,
   ITRACE_START: 12,
   FINISHED_ROUND: 68,
@@ -35,7 +36,9 @@ export const SAMPLE = {
   IP: 1n << 0n,
   TID: 1n << 1n,
   TIME: 1n << 2n,
+  ID: 1n << 6n,
   CPU: 1n << 7n,
+  STREAM_ID: 1n << 9n,
   IDENTIFIER: 1n << 16n,
 } as const;
 
@@ -54,6 +57,35 @@ export const ATTR_FLAG = {
 
 /** `enum auxtrace_type` (tools/perf/util/auxtrace.h): the kind of PERF_RECORD_AUXTRACE_INFO. */
 export const PERF_AUXTRACE_INTEL_PT = 1;
+
+/** The other kinds of `enum auxtrace_type` (tools/perf/util/auxtrace.h), by number, for messages. */
+export const AUXTRACE_TYPE_NAMES: Readonly<Record<number, string>> = {
+  0: 'unknown', 1: 'intel_pt', 2: 'intel_bts', 3: 'cs_etm', 4: 'arm_spe', 5: 's390_cpumsf', 6: 'hisi_ptt',
+};
+
+/** `PERF_AUX_FLAG_*` of PERF_RECORD_AUX's `flags` (uapi perf_event.h). */
+export const AUX_FLAG = {
+  /** "record was truncated to fit": the AUX area was full. */
+  TRUNCATED: 0x01n,
+  /** "snapshot from overwrite mode". */
+  OVERWRITE: 0x02n,
+  /** "record contains gaps". */
+  PARTIAL: 0x04n,
+  /** "sample collided with another". */
+  COLLISION: 0x08n,
+} as const;
+
+/** The first user record type: records below it are the kernel's and carry sample_id (uapi perf_event.h, tools/lib/perf/include/perf/event.h `PERF_RECORD_USER_TYPE_START`). */
+export const PERF_RECORD_USER_TYPE_START = 64;
+
+/** PERF_RECORD_SAMPLE (uapi perf_event.h): its sample_id fields are the sample's own, not a trailer. */
+export const PERF_RECORD_SAMPLE = 9;
+
+/** `attr.type` of the generic events (uapi perf_event.h `enum perf_type_id`). */
+export const PERF_TYPE = { HARDWARE: 0, SOFTWARE: 1, TRACEPOINT: 2, HW_CACHE: 3, RAW: 4, BREAKPOINT: 5 } as const;
+
+/** sizeof(struct perf_pipe_file_header): magic and size only, the header of `perf record -o -` (tools/perf/util/header.h). */
+export const PIPE_HEADER_SIZE = 16;
 
 /** The header feature ids ptlab writes (tools/perf/util/header.h `enum HEADER_…`). */
 export const FEATURE = {

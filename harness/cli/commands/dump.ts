@@ -1,5 +1,6 @@
 // `ptlab dump FILE.pt[:FROM[-TO]]|-|RUN_DIR [--json|--stats] [ptdump's options] [--tolerate-errors]`:
-// decode a raw Intel PT stream (a run directory's trace.pt when given one).
+// decode a raw Intel PT stream (a run directory's trace.pt when given one), or the AUX data of a
+// perf.data, one stream per CPU (harness/perf/perf-input.ts; docs/perf.md "perf.data in").
 // Default: ptdump-like text; --json: packet JSON Lines (driver/decode/json.ts); --stats: counts per
 // packet type, errors, bytes and throughput. ptdump's options that choose the lines printed
 // (--no-pad, --no-timing, --no-cyc, --quiet, --no-offset, --raw, --no-sync) are taken as ptdump
@@ -26,13 +27,18 @@ import { isOutputError } from '../fd-sink.js';
 import { LineBatch } from '../line-batch.js';
 import { byteOutput, OUT_CHUNK, type CliIo } from '../main.js';
 import { inputName, inputProblem, readChunks } from '../read-stream.js';
+import { lossLine, streamName } from '../../perf/aux-streams.js';
+import { isPerfDataFile, readPerfInput, streamChunks, type PerfInput } from '../../perf/perf-input.js';
 
 /** Where the command writes. */
 export type DumpIo = CliIo;
 
-export const DUMP_USAGE = 'usage: ptlab dump FILE.pt[:FROM[-TO]]|-|RUN_DIR [--json|--stats [--time]] [--tolerate-errors]\n' +
+export const DUMP_USAGE = 'usage: ptlab dump FILE.pt[:FROM[-TO]]|-|RUN_DIR|PERF.DATA [--json|--stats [--time]] [--tolerate-errors]\n' +
   '         [--no-pad] [--no-timing] [--no-cyc] [--quiet] [--no-offset] [--raw] [--no-sync]\n' +
   '  FILE.pt may be a FIFO or /dev/stdin; - reads standard input; RUN_DIR: a run directory\'s trace.pt;\n' +
+  '  PERF.DATA (a perf record file of intel_pt): its AUX data, one stream per CPU, each after a line\n' +
+  '  "# cpu N: B bytes of AUX data" ({"stream":"aux",…} with --json); AUX records flagged TRUNCATED, PARTIAL\n' +
+  '  or COLLISION are reported on stderr as losses (docs/perf.md "perf.data in").\n' +
   '  :FROM-TO: its bytes FROM to TO (offsets then count from FROM, as in ptdump).\n' +
   '  --stats: packets per kind on stdout (two runs on one trace print the same); --time: seconds, MB/s on stderr\n' +
   '  as ptdump: --no-pad, --no-timing (TSC, CBR, TMA, MTC, CYC), --no-cyc leave those packets out;\n' +
@@ -113,11 +119,11 @@ function dumpArgs(argv: string[]): DumpArgs | 'help' {
 interface Window { buf: Uint8Array; base: number }
 
 /**
- * Decodes the stream `input` chunk by chunk: `drain` takes every record the decoder can give from
+ * Decodes the stream of `chunks` chunk by chunk: `drain` takes every record the decoder can give from
  * what it has (record by record, or in batches), with the window the records lie in; returns the
  * bytes read.
  */
-async function decodeStream(input: TraceRange, synced: boolean, drain: (dec: PacketDecoder, at: Window) => void): Promise<number> {
+async function decodeStream(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, synced: boolean, drain: (dec: PacketDecoder, at: Window) => void): Promise<number> {
   let dec: PacketDecoder | undefined;
   let pending = new Uint8Array(0);
   let bytes = 0;
@@ -130,7 +136,7 @@ async function decodeStream(input: TraceRange, synced: boolean, drain: (dec: Pac
     at.base += final ? buf.length : dec.consumed;
     pending = final ? new Uint8Array(0) : buf.slice(dec.consumed);
   };
-  for await (const chunk of readChunks(input.path, CHUNK, input)) {
+  for await (const chunk of chunks) {
     bytes += chunk.length;
     if (pending.length === 0) { run(chunk, false); continue; }
     const buf = new Uint8Array(pending.length + chunk.length);
@@ -172,6 +178,20 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
     return 2;
   }
   const file = input.path;
+  let perf: PerfInput | undefined;
+  try {
+    // A perf.data (its magic at offset 0): its AUX data, read whole within a bound, in place of a raw trace.
+    if (await isPerfDataFile(file)) {
+      if (input.from > 0 || input.to !== undefined) throw new UsageError(`${file} is a perf.data: its AUX data is decoded whole (a range FROM-TO applies to a raw trace)`);
+      perf = await readPerfInput(file);
+    }
+  } catch (e) {
+    const problem = e instanceof UsageError ? undefined : inputProblem(file, e);
+    if (e instanceof UsageError) io.err(`${usageErrorText('dump', e.message)}\n`);
+    else if (problem === undefined) throw e;
+    else io.err(`ptlab dump: ${problem}\n`);
+    return 2;
+  }
   const lines = new LineBatch((s) => io.out(s));
   const emit = (line: string): void => lines.push(line);
   const flush = (): void => { bytesOut?.flush(); lines.flush(); };
@@ -189,11 +209,13 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
   const countAll = (dec: PacketDecoder): void => dec.countPackets(counts, countError);
   // JSON and text lines are built as bytes (json-out.ts, text-out.ts: the same lines as packetJsonLine and TextFormatter).
   const bytesOut = mode === 'stats' ? undefined : new AsciiOut(byteOutput(io), OUT_CHUNK);
-  const textOut = mode === 'text' ? new TextOut(bytesOut!) : undefined;
+  // Each stream (each CPU of a perf.data) starts with its own Last IP: new writers per stream.
+  const newTextOut = (): TextOut | undefined => (mode === 'text' ? new TextOut(bytesOut!) : undefined);
   // ptdump's columns: its own lines, from TextFormatter (the rare case, so not the fast path).
-  const columned = mode === 'text' && (!columns.offset || columns.raw) ? new TextFormatter() : undefined;
+  const newColumned = (): TextFormatter | undefined => (mode === 'text' && (!columns.offset || columns.raw) ? new TextFormatter() : undefined);
+  let textOut = newTextOut(), columned = newColumned();
   const writeText: (r: PacketRecord, at: Window) => void = columned === undefined ? (r) => textOut!.write(r)
-      : (r, at) => { bytesOut!.line(columnLine(columned.line(r), r, columns, at)); };
+      : (r, at) => { bytesOut!.line(columnLine(columned!.line(r), r, columns, at)); };
   const write: (r: PacketRecord, at: Window) => void = mode === 'json' ? (r) => writePacketJson(bytesOut!, r) : writeText;
   const drain = mode === 'stats' ? countAll : (dec: PacketDecoder, at: Window): void => {
     const rec = dec.record;
@@ -206,9 +228,19 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
   };
 
   const t0 = performance.now();
-  let bytes: number;
+  let bytes = 0;
   try {
-    bytes = await decodeStream(input, synced, drain);
+    if (perf === undefined) bytes = await decodeStream(readChunks(input.path, CHUNK, input), synced, drain);
+    else {
+      for (const s of perf.streams) {
+        // The stream's line, then its packets, offsets counted from its first byte (docs/formats/text.md).
+        bytesOut?.line(mode === 'json' ? `{"stream":"aux","cpu":${s.cpu},"tid":${s.tid},"bytes":${s.bytes}}` : `# ${streamName(s)}: ${s.bytes} bytes of AUX data`);
+        for (const l of s.losses) io.err(`ptlab dump: ${file}: ${lossLine(s, l)}\n`);
+        textOut = newTextOut();
+        columned = newColumned();
+        bytes += await decodeStream(streamChunks(perf, s), synced, drain);
+      }
+    }
   } catch (e) {
     // Only the input's errors are ours to report; a closed output ends the command (ptlab.ts).
     const problem = isOutputError(e) ? undefined : inputProblem(file, e);

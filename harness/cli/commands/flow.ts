@@ -1,7 +1,9 @@
 // `ptlab flow TRACE.pt[:FROM[-TO]]|-|RUN_DIR --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]
 // [--max-insns N] [--quiet] [--stat] [--tolerate-errors]`: reconstructs the executed path from a trace and the code
 // image(s) (driver/decode/flow). A run directory gives its trace, its image at image.json's base
-// and its losses.json (run-dir-input.ts). ptxed's `--pt FILE`, `--raw FILE:BASE`, `--quiet` and
+// and its losses.json (run-dir-input.ts). A perf.data gives the AUX data of one CPU (--cpu-index),
+// the files its MMAP/MMAP2 records map (under --sysroot) and the losses its AUX records flag
+// (harness/perf/perf-input.ts; docs/perf.md "perf.data in"). ptxed's `--pt FILE`, `--raw FILE:BASE`, `--quiet` and
 // `--stat` are taken too; its other options are refused with the reason (libipt-options.ts).
 // --json prints flow JSON Lines (driver/decode/flow/record.ts), otherwise a
 // readable listing; --losses turns the run directory's loss ledger into gap records. Exit 0 when
@@ -18,19 +20,26 @@ import { isDirectory, runDirInput } from '../run-dir-input.js';
 import { LineBatch } from '../line-batch.js';
 import { isOutputError } from '../fd-sink.js';
 import { byteOutput, OUT_CHUNK, type CliIo } from '../main.js';
-import { InputTooLargeError, readBounded } from '../../files/read-input.js';
+import { InputTooLargeError, readBounded, readBoundedFile } from '../../files/read-input.js';
 import { inputName, inputProblem, readChunks } from '../read-stream.js';
 import { refuseLibiptOnly } from '../libipt-options.js';
 import { DECODE_CONFIG_OPTIONS, decodeConfigOf, errataNote, type DecodeConfig } from '../decode-config.js';
 import { traceRange, type TraceRange } from '../trace-range.js';
 import { RUN_FILE_MAX_BYTES } from '../../report/run-dir.js';
+import { streamName, type AuxStream } from '../../perf/aux-streams.js';
+import { mappedBytes, mmapImages } from '../../perf/mmap-images.js';
+import { isPerfDataFile, readPerfInput, streamChunks, type PerfInput } from '../../perf/perf-input.js';
 
 /** Where the command writes. */
 export type FlowIo = CliIo;
 
 export const FLOW_USAGE = 'usage: ptlab flow TRACE.pt[:FROM[-TO]]|-|RUN_DIR --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]\n' +
-  '         [--max-insns N] [--max-records-per-byte N] [--quiet|-q] [--stat] [--tolerate-errors]\n' +
+  '         [--max-insns N] [--max-records-per-byte N] [--quiet|-q] [--stat] [--tolerate-errors] [--cpu-index N] [--sysroot DIR]\n' +
   '  RUN_DIR: a run directory: its trace.pt, its image.bin at image.json\'s base, its losses.json.\n' +
+  '  PERF.DATA (a perf record file of intel_pt) in place of TRACE.pt: the AUX data of one CPU (--cpu-index N\n' +
+  '  chooses it when there are several), the files its MMAP/MMAP2 records map as the images unless --image or\n' +
+  '  --raw name them (--sysroot DIR is put before each path, as perf\'s --symfs), and the losses its AUX\n' +
+  '  records flag (TRUNCATED, PARTIAL, COLLISION) as gap records unless --losses names a ledger.\n' +
   '  :FROM-TO: the trace\'s bytes FROM to TO (offsets then count from FROM, as in ptxed).\n' +
   '  as ptxed: --pt TRACE.pt for the trace, --raw IMAGE.bin:BASE for --image IMAGE.bin@BASE; --quiet prints\n' +
   '  error records only; --stat ends with the counts of instructions, records, branches and errors.\n' +
@@ -69,6 +78,10 @@ interface FlowArgs {
   readonly stat: boolean;
   /** ptxed's --cpu and timing options (decode-config.ts). */
   readonly config: DecodeConfig;
+  /** A perf.data's CPU whose AUX data is decoded. */
+  readonly cpuIndex?: number;
+  /** Put before the paths of a perf.data's MMAP records (perf's --symfs). */
+  readonly sysroot?: string;
 }
 
 const OPTIONS = {
@@ -83,6 +96,9 @@ const OPTIONS = {
   'max-insns': { type: 'string' },
   'max-records-per-byte': { type: 'string' },
   'tolerate-errors': { type: 'boolean' },
+  // Not --cpu: that is libipt's CPU (decode-config.ts).
+  'cpu-index': { type: 'string' },
+  sysroot: { type: 'string' },
 } as const;
 
 function flowArgs(argv: string[]): FlowArgs | 'help' {
@@ -113,7 +129,11 @@ function flowArgs(argv: string[]): FlowArgs | 'help' {
   if (!/^[1-9][0-9]{0,9}$/.test(maxText)) throw new UsageError(`--max-insns takes a positive whole number, got '${maxText}'`);
   const perByteText = values['max-records-per-byte'] ?? String(DEFAULT_MAX_RECORDS_PER_BYTE);
   if (!/^(0|[1-9][0-9]{0,6})$/.test(perByteText)) throw new UsageError(`--max-records-per-byte takes a whole number (0: no bound), got '${perByteText}'`);
+  const cpuIndex = values['cpu-index'];
+  if (cpuIndex !== undefined && !/^(0|[1-9][0-9]{0,5})$/.test(cpuIndex)) throw new UsageError(`--cpu-index takes a CPU number (0, 1, …), got '${cpuIndex}'`);
   return {
+    ...(cpuIndex === undefined ? {} : { cpuIndex: Number(cpuIndex) }),
+    ...(values.sysroot === undefined ? {} : { sysroot: values.sysroot }),
     trace: given[0]!, images, json: values.json === true, maxInsns: Number(maxText), maxRecordsPerByte: Number(perByteText), tolerate: values['tolerate-errors'] === true,
     quiet: values.quiet === true, stat: values.stat === true, config: decodeConfigOf(values),
     ...(values.losses === undefined ? {} : { losses: values.losses }),
@@ -156,6 +176,49 @@ async function readBytes(path: string, io: FlowIo, bound: { max: number; what: s
   }
 }
 
+/** The AUX stream of a perf.data to decode: that of CPU `cpu`, or the only one; PtError('bad_config') naming the CPUs otherwise. */
+function chooseStream(input: PerfInput, cpu: number | undefined): AuxStream {
+  const names = input.streams.map(streamName).join(', ');
+  if (cpu === undefined) {
+    if (input.streams.length === 1) return input.streams[0]!;
+    throw new PtError('bad_config', `${input.path} holds the AUX data of ${input.streams.length} streams (${names}): give --cpu-index N to decode one (ptlab dump shows them all)`);
+  }
+  const s = input.streams.find((x) => x.cpu === cpu);
+  if (s === undefined) throw new PtError('bad_config', `${input.path} has no AUX data of cpu ${cpu} (its streams: ${names})`);
+  return s;
+}
+
+/**
+ * The code images of a perf.data's MMAP/MMAP2 records (harness/perf/mmap-images.ts), each file
+ * read once within the image bound; a mapped file that cannot be read is left out with a note.
+ * Undefined (after one line on stderr) when none is left.
+ */
+async function perfImages(input: PerfInput, sysroot: string | undefined, io: FlowIo): Promise<{ specs: ImageSpec[]; named: { path: string; base: bigint }[] } | undefined> {
+  const maps = mmapImages(input.mmaps, sysroot);
+  const files = new Map<string, Uint8Array | undefined>();
+  const specs: ImageSpec[] = [], named: { path: string; base: bigint }[] = [];
+  for (const m of maps) {
+    if (!files.has(m.path)) {
+      try {
+        files.set(m.path, await readBoundedFile(m.path, IMAGE_MAX_BYTES, 'a code image'));
+      } catch (e) {
+        const why = e instanceof InputTooLargeError ? e.message : inputProblem(m.path, e) ?? `${m.path}: ${(e as Error).message}`;
+        io.err(`ptlab flow: note: ${input.path} maps ${why}: its code is not in the image (--sysroot DIR finds the files under DIR)\n`);
+        files.set(m.path, undefined);
+      }
+    }
+    const file = files.get(m.path);
+    if (file === undefined) continue;
+    specs.push({ bytes: mappedBytes(file, m), base: m.start });
+    named.push({ path: m.path, base: m.start });
+  }
+  if (specs.length === 0) {
+    io.err(`ptlab flow: ${input.path}: its MMAP records map no file that could be read${maps.length ? '' : ' (it has none)'}: give --image FILE@BASE${maps.length ? ' or --sysroot DIR' : ''}\n`);
+    return undefined;
+  }
+  return { specs, named };
+}
+
 /** The decode printed more records than its bound allows for the trace read so far. */
 class RecordBound extends Error {
   constructor(readonly records: number, readonly bytes: number) {
@@ -190,17 +253,42 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
     io.err(`${usageErrorText('flow', e.message)}\n`);
     return 2;
   }
+  let perf: { input: PerfInput; stream: AuxStream } | undefined;
+  const specs: ImageSpec[] = [];
+  try {
+    if (await isPerfDataFile(input.path)) {
+      if (input.from > 0 || input.to !== undefined) throw new UsageError(`${input.path} is a perf.data: its AUX data is decoded whole (a range FROM-TO applies to a raw trace)`);
+      const perfInput = await readPerfInput(input.path);
+      perf = { input: perfInput, stream: chooseStream(perfInput, args.cpuIndex) };
+      if (args.images.length === 0) {
+        const images = await perfImages(perfInput, args.sysroot, io);
+        if (images === undefined) return 2;
+        specs.push(...images.specs);
+        args = { ...args, images: images.named };
+      }
+    } else if (args.cpuIndex !== undefined || args.sysroot !== undefined) {
+      throw new UsageError(`--${args.cpuIndex !== undefined ? 'cpu-index' : 'sysroot'} goes with a perf.data; ${inputName(input.path)} is a raw trace`);
+    }
+  } catch (e) {
+    const problem = e instanceof UsageError ? undefined : inputProblem(input.path, e);
+    if (e instanceof UsageError) io.err(`${usageErrorText('flow', e.message)}\n`);
+    else if (problem === undefined) throw e;
+    else io.err(`ptlab flow: ${problem}\n`);
+    return 2;
+  }
   if (args.images.length === 0) {
     io.err(`${usageErrorText('flow', 'missing --image FILE@BASE (or give a run directory: its image.json names the base)')}\n`);
     return 2;
   }
-  const specs: ImageSpec[] = [];
-  for (const im of args.images) {
-    const bytes = await readBytes(im.path, io, { max: IMAGE_MAX_BYTES, what: 'a code image' });
-    if (bytes === undefined) return 2;
-    specs.push({ bytes, base: im.base });
+  if (specs.length === 0) {
+    for (const im of args.images) {
+      const bytes = await readBytes(im.path, io, { max: IMAGE_MAX_BYTES, what: 'a code image' });
+      if (bytes === undefined) return 2;
+      specs.push({ bytes, base: im.base });
+    }
   }
-  let ledger: FlowLoss[] = [];
+  // A perf.data's AUX flags are its ledger (a --losses file wins).
+  let ledger: FlowLoss[] = perf === undefined || args.losses !== undefined ? [] : perf.stream.losses.map((l) => ({ at: l.at, bytes: null, reason: l.reason }));
   if (args.losses !== undefined) {
     const text = await readBytes(args.losses, io, { max: LOSSES_MAX_BYTES, what: 'a losses.json' });
     if (text === undefined) return 2;
@@ -229,7 +317,7 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
       else if (args.quiet) return;
       if (json) writeFlowJson(json, r); else batch.push(flowTextLine(r));
     });
-    for await (const chunk of readChunks(input.path, TRACE_CHUNK, input)) {
+    for await (const chunk of perf === undefined ? readChunks(input.path, TRACE_CHUNK, input) : streamChunks(perf.input, perf.stream)) {
       read += chunk.length;
       decoder.push(chunk);
     }
