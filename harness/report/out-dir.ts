@@ -4,6 +4,7 @@
 // overwrites a file it did not write.
 import { access, constants, lstat, mkdir, readdir, realpath, rm, rmdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
+import { systemWords } from '../text/strerror.js';
 import { PtError } from '../../driver/base/errors.js';
 import { ForeignFileError, isPtlabFile } from './owned-files.js';
 import { RUN_FILES } from './run-dir.js';
@@ -45,11 +46,14 @@ export async function prepareOut(out: string, force = false): Promise<string | u
   await refusePseudoFs(out, '--out');
   let created: string | undefined;
   try {
+    // A file (or a link to one) in the way is named as such, not as mkdir's EEXIST.
+    const st = await stat(out).catch(() => undefined);
+    if (st !== undefined && !st.isDirectory()) throw new PtError('bad_config', `--out ${out} is a file, not a directory: give a new or empty directory`);
     created = await mkdir(out, { recursive: true });
-    if (!(await stat(out)).isDirectory()) throw new Error('not a directory');
     await access(out, constants.W_OK);
   } catch (e) {
-    throw new PtError('bad_config', `cannot write run directories under --out ${out}: ${(e as Error).message}`, { cause: e });
+    if (e instanceof PtError) throw e;
+    throw new PtError('bad_config', `cannot write run directories under --out ${out}: ${systemWords(e)}`, { cause: e });
   }
   const held = await readdir(out);
   if (held.length > 0 && !force) {

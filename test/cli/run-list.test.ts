@@ -103,6 +103,18 @@ describe('ptlab run', () => {
     expect([r.code, /cannot write run directories under --out/.test(r.err)]).toEqual([2, true]);
   });
 
+  test('an --out that is a file: named as a file, in words (prepareOut: run, replay and seq alike); the file is kept', async () => {
+    const file = join(root, 'out-is-a-file');
+    await writeFile(file, 'keep');
+    const run = await ptlab('run', 'topa-grow', '--cpu', 'skylake', '--out', file);
+    const cannot = join(file, 'runs');
+    const under = await ptlab('run', 'topa-grow', '--cpu', 'skylake', '--out', cannot);
+    expect([run.code, run.err.split('\n')[1], under.err.split('\n')[1], await readFile(file, 'utf8')]).toEqual([
+      2, `ptlab run: --out ${file} is a file, not a directory: give a new or empty directory`,
+      `ptlab run: cannot write run directories under --out ${cannot}: Not a directory`, 'keep',
+    ]);
+  });
+
   test.skipIf(process.getuid?.() === 0)('an --out in a read-only directory: exit 2 (root ignores modes: skipped as root)', async () => {
     const ro = join(root, 'ro');
     await mkdir(ro);
