@@ -53,7 +53,7 @@ export const LIBIPT_OPTIONS: readonly LibiptOption[] = [
   { tool: 'ptxed', option: '--version', does: 'the version', ptlab: 'ptlab --version' },
   { tool: 'ptxed', option: '--pt', does: 'the trace, FILE[:FROM[-TO]]', ptlab: 'ptlab flow --pt FILE:FROM-TO --raw IMAGE:BASE', note: 'as ptdump\'s <ptfile> above' },
   { tool: 'ptxed', option: '--raw', does: 'a raw code image, FILE[:FROM[-TO]]:BASE', ptlab: 'ptlab flow --raw IMAGE:BASE', note: 'the whole file: a part of it (FILE:FROM-TO:BASE) is refused' },
-  { tool: 'ptxed', option: '--elf', does: 'an ELF file at its own or a given load address', note: 'ptlab reads no ELF yet: give its code as --raw' },
+  { tool: 'ptxed', option: '--elf', does: 'an ELF file at its own or a given load address', ptlab: 'ptlab flow --pt TRACE --elf FILE[:BASE]', note: 'its executable PT_LOAD segments (ELF-64, little-endian); with BASE the lowest segment lands there, as libipt\'s load_elf; its function symbols name the addresses of the text lines (`<sym+0xoff>`)' },
   { tool: 'ptxed', option: '--quiet', does: 'print nothing but errors', ptlab: 'ptlab flow --quiet', note: 'also -q' },
   { tool: 'ptxed', option: '--stat', does: 'print statistics, even when quiet', ptlab: 'ptlab flow --stat', note: 'instructions, records, branches and errors' },
   { tool: 'ptxed', option: '--stat:insn', does: 'collect the number of instructions', note: 'ptlab flow --stat prints it with the other counts' },

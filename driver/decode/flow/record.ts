@@ -84,21 +84,26 @@ export function flowJsonLine(r: FlowRecord): string {
 }
 
 /** A readable one-line form of a record (the CLI listing without --json). */
-export function flowTextLine(r: FlowRecord): string {
-  const ip = (lo: number, hi: number): string => hex64(lo, hi).padStart(18);
+export function flowTextLine(r: FlowRecord, symbol?: (lo: number, hi: number) => string | undefined): string {
+  // An address, and after it `<sym+0xoff>` where `symbol` names one (flow --elf: the ELF's symbols).
+  const at = (lo: number, hi: number): string => {
+    const name = symbol?.(lo, hi);
+    return name === undefined ? hex64(lo, hi) : `${hex64(lo, hi)} <${name}>`;
+  };
+  const ip = (lo: number, hi: number): string => at(lo, hi).padStart(18);
   switch (r.kind) {
     case 'branch': {
       const what = r.branch === 'jcc' ? `jcc ${r.taken ? 'taken' : 'not-taken'}` : r.branch;
-      return `${ip(r.ipLo, r.ipHi)}  ${what.padEnd(13)}${r.hasTo ? ` -> ${hex64(r.toLo, r.toHi)}` : ' -> ?'}`;
+      return `${ip(r.ipLo, r.ipHi)}  ${what.padEnd(13)}${r.hasTo ? ` -> ${at(r.toLo, r.toHi)}` : ' -> ?'}`;
     }
     case 'async':
-      return `${ip(r.ipLo, r.ipHi)}  ${'async'.padEnd(13)} -> ${hex64(r.toLo, r.toHi)}`;
+      return `${ip(r.ipLo, r.ipHi)}  ${'async'.padEnd(13)} -> ${at(r.toLo, r.toHi)}`;
     case 'enable':
-      return `${''.padStart(18)}  enable at ${hex64(r.ipLo, r.ipHi)}`;
+      return `${''.padStart(18)}  enable at ${at(r.ipLo, r.ipHi)}`;
     case 'disable':
-      return `${''.padStart(18)}  disable${r.hasIp ? ` at ${hex64(r.ipLo, r.ipHi)}` : ''}`;
+      return `${''.padStart(18)}  disable${r.hasIp ? ` at ${at(r.ipLo, r.ipHi)}` : ''}`;
     case 'overflow':
-      return `${''.padStart(18)}  overflow${r.hasIp ? `, resumed at ${hex64(r.ipLo, r.ipHi)}` : ''}`;
+      return `${''.padStart(18)}  overflow${r.hasIp ? `, resumed at ${at(r.ipLo, r.ipHi)}` : ''}`;
     case 'gap':
       return `${''.padStart(18)}  gap: ${r.bytes === null ? 'unknown' : r.bytes} bytes lost (${r.reason})`;
     case 'error':

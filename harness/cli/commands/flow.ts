@@ -12,6 +12,7 @@
 import { FlowDecoder, type FlowLoss, type FlowStats } from '../../../driver/decode/flow/flow-decoder.js';
 import { ImageSet, parseImageArg, type ImageSpec } from '../../../driver/decode/flow/image.js';
 import { flowTextLine, type GapReason } from '../../../driver/decode/flow/record.js';
+import { readElf, symbolize, type ElfSymbol } from '../../../driver/decode/flow/elf.js';
 import { writeFlowJson } from '../../../driver/decode/flow/record-out.js';
 import { AsciiOut } from '../../../driver/decode/ascii-out.js';
 import { PtError } from '../../../driver/base/errors.js';
@@ -34,7 +35,7 @@ import { isPerfDataFile, readPerfInput, streamChunks, type PerfInput } from '../
 export type FlowIo = CliIo;
 
 export const FLOW_USAGE = 'usage: ptlab flow TRACE.pt[:FROM[-TO]]|-|RUN_DIR --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]\n' +
-  '         [--max-insns N] [--max-records-per-byte N] [--quiet|-q] [--stat] [--tolerate-errors] [--cpu-index N] [--sysroot DIR]\n' +
+  '         [--elf FILE[:BASE]] [--max-insns N] [--max-records-per-byte N] [--quiet|-q] [--stat] [--tolerate-errors] [--cpu-index N] [--sysroot DIR]\n' +
   '  RUN_DIR: a run directory: its trace.pt, its image.bin at image.json\'s base, its losses.json.\n' +
   '  PERF.DATA (a perf record file of intel_pt) in place of TRACE.pt: the AUX data of one CPU (--cpu-index N\n' +
   '  chooses it when there are several), the files its MMAP/MMAP2 records map as the images unless --image or\n' +
@@ -43,6 +44,8 @@ export const FLOW_USAGE = 'usage: ptlab flow TRACE.pt[:FROM[-TO]]|-|RUN_DIR --im
   '  :FROM-TO: the trace\'s bytes FROM to TO (offsets then count from FROM, as in ptxed).\n' +
   '  as ptxed: --pt TRACE.pt for the trace, --raw IMAGE.bin:BASE for --image IMAGE.bin@BASE; --quiet prints\n' +
   '  error records only; --stat ends with the counts of instructions, records, branches and errors.\n' +
+  '  --elf FILE[:BASE]: an ELF-64\'s executable PT_LOAD segments as images (with BASE, its lowest segment there,\n' +
+  '  as libipt\'s load_elf); its function symbols name the addresses of the text lines: 0x… <sym+0xoff>.\n' +
   '  --cpu none|F/M[/S], --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N: as ptxed takes them\n' +
   '  (checked; --cpu names the CPU\'s packet-stream errata, which ptlab does not work around). Every option of\n' +
   '  ptxed, with ptlab\'s equivalent or why there is none: docs/formats/libipt-options.md\n' +
@@ -67,6 +70,8 @@ interface FlowArgs {
   /** The trace, or a run directory (resolved by flowCommand). */
   readonly trace: string;
   readonly images: readonly { readonly path: string; readonly base: bigint }[];
+  /** ptxed's --elf FILE[:BASE]: ELF files whose executable PT_LOAD segments are images, and whose symbols name addresses. */
+  readonly elfs: readonly { readonly path: string; readonly base?: bigint }[];
   readonly json: boolean;
   readonly losses?: string;
   readonly maxInsns: number;
@@ -92,6 +97,7 @@ const OPTIONS = {
   image: { type: 'string', multiple: true },
   pt: { type: 'string' },
   raw: { type: 'string', multiple: true },
+  elf: { type: 'string', multiple: true },
   losses: { type: 'string' },
   'max-insns': { type: 'string' },
   'max-records-per-byte': { type: 'string' },
@@ -125,6 +131,7 @@ function flowArgs(argv: string[]): FlowArgs | 'help' {
       return im;
     }),
   ];
+  const elfs = (values.elf ?? []).map(elfArg);
   const maxText = values['max-insns'] ?? String(DEFAULT_MAX_INSNS);
   if (!/^[1-9][0-9]{0,9}$/.test(maxText)) throw new UsageError(`--max-insns takes a positive whole number, got '${maxText}'`);
   const perByteText = values['max-records-per-byte'] ?? String(DEFAULT_MAX_RECORDS_PER_BYTE);
@@ -134,10 +141,22 @@ function flowArgs(argv: string[]): FlowArgs | 'help' {
   return {
     ...(cpuIndex === undefined ? {} : { cpuIndex: Number(cpuIndex) }),
     ...(values.sysroot === undefined ? {} : { sysroot: values.sysroot }),
-    trace: given[0]!, images, json: values.json === true, maxInsns: Number(maxText), maxRecordsPerByte: Number(perByteText), tolerate: values['tolerate-errors'] === true,
+    trace: given[0]!, images, elfs, json: values.json === true, maxInsns: Number(maxText), maxRecordsPerByte: Number(perByteText), tolerate: values['tolerate-errors'] === true,
     quiet: values.quiet === true, stat: values.stat === true, config: decodeConfigOf(values),
     ...(values.losses === undefined ? {} : { losses: values.losses }),
   };
+}
+
+/**
+ * ptxed's `--elf FILE[:BASE]`: BASE (0x… hex or decimal) when the text after the last colon is a
+ * number and FILE is not itself an existing name with that suffix; otherwise all of it is FILE.
+ */
+function elfArg(v: string): { path: string; base?: bigint } {
+  const m = /^(.+):(0x[0-9a-fA-F]+|[0-9]+)$/.exec(v);
+  if (m === null) return { path: v };
+  const base = BigInt(m[2]!);
+  if (base >= 1n << 64n) throw new UsageError(`bad --elf '${v}': BASE must lie below 2^64`);
+  return { path: m[1]!, base };
 }
 
 /** The `lost` entries of a losses.json text, or an error message. */
@@ -241,7 +260,7 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
       io.err(`ptlab flow: ${e.message}\n`);
       return 2;
     }
-    args = { ...args, trace: run.trace, images: args.images.length ? args.images : [run.image], ...(args.losses === undefined && run.losses ? { losses: run.losses } : {}) };
+    args = { ...args, trace: run.trace, images: args.images.length || args.elfs.length ? args.images : [run.image], ...(args.losses === undefined && run.losses ? { losses: run.losses } : {}) };
   }
   const note = errataNote('flow', args.config);
   if (note !== undefined) io.err(note);
@@ -260,7 +279,7 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
       if (input.from > 0 || input.to !== undefined) throw new UsageError(`${input.path} is a perf.data: its AUX data is decoded whole (a range FROM-TO applies to a raw trace)`);
       const perfInput = await readPerfInput(input.path);
       perf = { input: perfInput, stream: chooseStream(perfInput, args.cpuIndex) };
-      if (args.images.length === 0) {
+      if (args.images.length === 0 && args.elfs.length === 0) {
         const images = await perfImages(perfInput, args.sysroot, io);
         if (images === undefined) return 2;
         specs.push(...images.specs);
@@ -276,7 +295,7 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
     else io.err(`ptlab flow: ${problem}\n`);
     return 2;
   }
-  if (args.images.length === 0) {
+  if (args.images.length === 0 && args.elfs.length === 0) {
     io.err(`${usageErrorText('flow', 'missing --image FILE@BASE (or give a run directory: its image.json names the base)')}\n`);
     return 2;
   }
@@ -287,6 +306,24 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
       specs.push({ bytes, base: im.base });
     }
   }
+  // ELF files: their executable segments are images too, their symbols name the addresses printed.
+  const symbols: ElfSymbol[] = [];
+  for (const e of args.elfs) {
+    const bytes = await readBytes(e.path, io, { max: IMAGE_MAX_BYTES, what: 'an ELF file' });
+    if (bytes === undefined) return 2;
+    let elf;
+    try {
+      elf = readElf(bytes, e.path, e.base);
+    } catch (err) {
+      if (!(err instanceof PtError)) throw err;
+      io.err(`ptlab flow: ${err.message}\n`);
+      return 2;
+    }
+    specs.push(...elf.segments);
+    symbols.push(...elf.symbols);
+  }
+  symbols.sort((a, b) => (a.addr < b.addr ? -1 : a.addr > b.addr ? 1 : 0));
+  const symbol = symbols.length === 0 ? undefined : (lo: number, hi: number): string | undefined => symbolize(symbols, (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0));
   // A perf.data's AUX flags are its ledger (a --losses file wins).
   let ledger: FlowLoss[] = perf === undefined || args.losses !== undefined ? [] : perf.stream.losses.map((l) => ({ at: l.at, bytes: null, reason: l.reason }));
   if (args.losses !== undefined) {
@@ -315,7 +352,7 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
       if (perByte > 0 && ++records > RECORDS_FLOOR + perByte * read) throw new RecordBound(records - 1, read);
       if (r.kind === 'error') errors.set(r.error, (errors.get(r.error) ?? 0) + 1);
       else if (args.quiet) return;
-      if (json) writeFlowJson(json, r); else batch.push(flowTextLine(r));
+      if (json) writeFlowJson(json, r); else batch.push(flowTextLine(r, symbol));
     });
     for await (const chunk of perf === undefined ? readChunks(input.path, TRACE_CHUNK, input) : streamChunks(perf.input, perf.stream)) {
       read += chunk.length;
