@@ -21,7 +21,7 @@ export interface LibiptOption {
 const NO_TIME = 'ptlab does not estimate time yet: dump and flow print TSC, MTC and CYC payloads as the packets carry them';
 const NO_ERRATA = 'taken and checked, so that the command lines in result.json run as they are; ptlab decodes by the SDM and applies no errata workaround yet: it names on stderr the packet-stream errata of that CPU (driver/hw/errata.ts)';
 const TIMING_ONLY = 'taken and checked; it feeds time estimation only, which ptlab does not do yet, so (as in libipt without --time) nothing printed changes';
-const NO_INSN = 'flow lists branches and events, not each instruction';
+const INSN = 'flow lists branches and events; --insn lists each instruction as ptxed does (iced-x86 disassembly), and this option implies it';
 const NO_SIDEBAND = 'ptlab flow reads a perf.data whole, its sideband (MMAP, COMM, AUX flags) included: `ptlab flow PERF.DATA [--sysroot DIR]` (docs/perf.md); libipt\'s separate sideband streams are not taken';
 
 export const LIBIPT_OPTIONS: readonly LibiptOption[] = [
@@ -58,10 +58,10 @@ export const LIBIPT_OPTIONS: readonly LibiptOption[] = [
   { tool: 'ptxed', option: '--stat', does: 'print statistics, even when quiet', ptlab: 'ptlab flow --stat', note: 'instructions, records, branches and errors' },
   { tool: 'ptxed', option: '--stat:insn', does: 'collect the number of instructions', note: 'ptlab flow --stat prints it with the other counts' },
   { tool: 'ptxed', option: '--stat:blocks', does: 'collect the number of blocks', note: 'ptlab has no block decoder: --stat counts branches' },
-  { tool: 'ptxed', option: '--att', does: 'AT&T syntax', note: `${NO_INSN}: there is no disassembly to print` },
-  { tool: 'ptxed', option: '--no-inst', does: 'instruction addresses only', note: NO_INSN },
-  { tool: 'ptxed', option: '--raw-insn', does: 'the bytes of each instruction', note: NO_INSN },
-  { tool: 'ptxed', option: '--offset', does: 'the trace offset of each instruction', note: 'flow --json gives the trace offset of error records; branch records carry none yet' },
+  { tool: 'ptxed', option: '--att', does: 'AT&T syntax', ptlab: 'ptlab flow --insn --att', note: INSN },
+  { tool: 'ptxed', option: '--no-inst', does: 'instruction addresses only', ptlab: 'ptlab flow --insn --no-inst', note: INSN },
+  { tool: 'ptxed', option: '--raw-insn', does: 'the bytes of each instruction', ptlab: 'ptlab flow --insn --raw-insn', note: INSN },
+  { tool: 'ptxed', option: '--offset', does: 'the trace offset of each instruction', note: 'flow --json gives the trace offset of error records; branch records and --insn lines carry none yet' },
   { tool: 'ptxed', option: '--time', does: 'the timestamp of each instruction', note: NO_TIME },
   { tool: 'ptxed', option: '--check', does: 'expensive self-checks', note: 'ptlab checks its decoders against the model\'s truth and libipt in its tests, not at run time' },
   { tool: 'ptxed', option: '--iscache-limit', does: 'the image section cache size', note: 'ptlab maps each image whole (up to its image bound)' },

@@ -13,6 +13,7 @@ import { FlowDecoder, type FlowLoss, type FlowStats } from '../../../driver/deco
 import { ImageSet, parseImageArg, type ImageSpec } from '../../../driver/decode/flow/image.js';
 import { flowTextLine, type GapReason } from '../../../driver/decode/flow/record.js';
 import { readElf, symbolize, type ElfSymbol } from '../../../driver/decode/flow/elf.js';
+import { InsnListing } from '../../../driver/decode/flow/insn-listing.js';
 import { writeFlowJson } from '../../../driver/decode/flow/record-out.js';
 import { AsciiOut } from '../../../driver/decode/ascii-out.js';
 import { PtError } from '../../../driver/base/errors.js';
@@ -35,7 +36,7 @@ import { isPerfDataFile, readPerfInput, streamChunks, type PerfInput } from '../
 export type FlowIo = CliIo;
 
 export const FLOW_USAGE = 'usage: ptlab flow TRACE.pt[:FROM[-TO]]|-|RUN_DIR --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]\n' +
-  '         [--elf FILE[:BASE]] [--max-insns N] [--max-records-per-byte N] [--quiet|-q] [--stat] [--tolerate-errors] [--cpu-index N] [--sysroot DIR]\n' +
+  '         [--elf FILE[:BASE]] [--insn [--att] [--raw-insn] [--no-inst]] [--max-insns N] [--max-records-per-byte N] [--quiet|-q] [--stat] [--tolerate-errors] [--cpu-index N] [--sysroot DIR]\n' +
   '  RUN_DIR: a run directory: its trace.pt, its image.bin at image.json\'s base, its losses.json.\n' +
   '  PERF.DATA (a perf record file of intel_pt) in place of TRACE.pt: the AUX data of one CPU (--cpu-index N\n' +
   '  chooses it when there are several), the files its MMAP/MMAP2 records map as the images unless --image or\n' +
@@ -46,6 +47,8 @@ export const FLOW_USAGE = 'usage: ptlab flow TRACE.pt[:FROM[-TO]]|-|RUN_DIR --im
   '  error records only; --stat ends with the counts of instructions, records, branches and errors.\n' +
   '  --elf FILE[:BASE]: an ELF-64\'s executable PT_LOAD segments as images (with BASE, its lowest segment there,\n' +
   '  as libipt\'s load_elf); its function symbols name the addresses of the text lines: 0x… <sym+0xoff>.\n' +
+  '  --insn: every instruction, as ptxed lists them (address, disassembly; events in brackets); --att (AT&T\n' +
+  '  syntax), --raw-insn (the bytes) and --no-inst (addresses only) shape it and imply it.\n' +
   '  --cpu none|F/M[/S], --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N: as ptxed takes them\n' +
   '  (checked; --cpu names the CPU\'s packet-stream errata, which ptlab does not work around). Every option of\n' +
   '  ptxed, with ptlab\'s equivalent or why there is none: docs/formats/libipt-options.md\n' +
@@ -81,6 +84,8 @@ interface FlowArgs {
   readonly quiet: boolean;
   /** ptxed's --stat: the counts after the records. */
   readonly stat: boolean;
+  /** The instruction listing (ptxed's output; --att, --raw-insn and --no-inst shape it and imply it). */
+  readonly insn?: { readonly att: boolean; readonly rawBytes: boolean; readonly addressesOnly: boolean };
   /** ptxed's --cpu and timing options (decode-config.ts). */
   readonly config: DecodeConfig;
   /** A perf.data's CPU whose AUX data is decoded. */
@@ -92,6 +97,10 @@ interface FlowArgs {
 const OPTIONS = {
   ...DECODE_CONFIG_OPTIONS,
   quiet: { type: 'boolean', short: 'q' },
+  insn: { type: 'boolean' },
+  att: { type: 'boolean' },
+  'raw-insn': { type: 'boolean' },
+  'no-inst': { type: 'boolean' },
   stat: { type: 'boolean' },
   json: { type: 'boolean' },
   image: { type: 'string', multiple: true },
@@ -112,6 +121,8 @@ function flowArgs(argv: string[]): FlowArgs | 'help' {
   const { values, positionals, help } = parseCommandLine(argv, OPTIONS);
   if (help) return 'help';
   if (values.stat && values.json) throw new UsageError('--stat prints text lines, which would break the JSON Lines of --json: give one of them');
+  const insnBy = (['insn', 'att', 'raw-insn', 'no-inst'] as const).find((o) => values[o] === true);
+  if (insnBy !== undefined && values.json) throw new UsageError(`--${insnBy} lists instructions as text lines; --json lists the flow's records: give one of them`);
   const given = [...positionals, ...(values.pt === undefined ? [] : [values.pt])];
   if (given.length !== 1) {
     throw new UsageError(given.length === 0 ? 'missing TRACE.pt (or - for standard input, or a run directory)'
@@ -143,6 +154,7 @@ function flowArgs(argv: string[]): FlowArgs | 'help' {
     ...(values.sysroot === undefined ? {} : { sysroot: values.sysroot }),
     trace: given[0]!, images, elfs, json: values.json === true, maxInsns: Number(maxText), maxRecordsPerByte: Number(perByteText), tolerate: values['tolerate-errors'] === true,
     quiet: values.quiet === true, stat: values.stat === true, config: decodeConfigOf(values),
+    ...(insnBy === undefined ? {} : { insn: { att: values.att === true, rawBytes: values['raw-insn'] === true, addressesOnly: values['no-inst'] === true } }),
     ...(values.losses === undefined ? {} : { losses: values.losses }),
   };
 }
@@ -324,6 +336,9 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
   }
   symbols.sort((a, b) => (a.addr < b.addr ? -1 : a.addr > b.addr ? 1 : 0));
   const symbol = symbols.length === 0 ? undefined : (lo: number, hi: number): string | undefined => symbolize(symbols, (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0));
+  // --insn: the instructions between the records, disassembled (insn-listing.ts).
+  const listing = args.insn === undefined ? undefined
+    : new InsnListing(specs, { ...args.insn, maxSteps: args.maxInsns, ...(symbols.length === 0 ? {} : { symbol: (ip: bigint) => symbolize(symbols, ip) }) });
   // A perf.data's AUX flags are its ledger (a --losses file wins).
   let ledger: FlowLoss[] = perf === undefined || args.losses !== undefined ? [] : perf.stream.losses.map((l) => ({ at: l.at, bytes: null, reason: l.reason }));
   if (args.losses !== undefined) {
@@ -340,6 +355,7 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
   // JSON lines are built as bytes (record-out.ts: the same lines as flowJsonLine); the listing as text.
   const json = args.json ? new AsciiOut(byteOutput(io), OUT_CHUNK) : undefined;
   const batch = new LineBatch((s) => io.out(s));
+  const pushLine = (line: string): void => batch.push(line), ignoreLine = (): void => undefined;
   const errors = new Map<string, number>();
   // The trace is read and decoded a chunk at a time (memory: a chunk and the decoder's state).
   let read = 0, records = 0;
@@ -351,8 +367,9 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
     decoder.begin((r) => {
       if (perByte > 0 && ++records > RECORDS_FLOOR + perByte * read) throw new RecordBound(records - 1, read);
       if (r.kind === 'error') errors.set(r.error, (errors.get(r.error) ?? 0) + 1);
-      else if (args.quiet) return;
-      if (json) writeFlowJson(json, r); else batch.push(flowTextLine(r, symbol));
+      else if (args.quiet) { listing?.record(r, ignoreLine); return; } // counted for --stat, not printed
+      if (listing) listing.record(r, pushLine);
+      else if (json) writeFlowJson(json, r); else batch.push(flowTextLine(r, symbol));
     });
     for await (const chunk of perf === undefined ? readChunks(input.path, TRACE_CHUNK, input) : streamChunks(perf.input, perf.stream)) {
       read += chunk.length;
@@ -371,6 +388,7 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
     }
   } finally {
     images.dispose();
+    listing?.dispose();
   }
   json?.flush();
   batch.flush();
@@ -380,7 +398,7 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
   }
   stats = stats!;
   // ptxed's --stat, on stdout after the records (even with --quiet, as in ptxed).
-  if (args.stat) io.out(`instructions ${stats.instructions}\nrecords      ${stats.records}\nbranches     ${stats.branches}\nerrors       ${stats.errors}\n`);
+  if (args.stat) io.out(`instructions ${stats.instructions}\nrecords      ${stats.records}\nbranches     ${stats.branches}\nerrors       ${stats.errors}\n${listing ? `listed       ${listing.count}\n` : ''}`);
   if (stats.instructions === 0 && (errors.get('nomap') ?? 0) > 0) {
     const bases = args.images.map((im) => `${im.path}@0x${im.base.toString(16)}`).join(', ');
     io.err(`ptlab flow: no instruction of the trace lies in the image(s) (${bases}): is the base right? (0x… is hex, digits alone are decimal)\n`);
