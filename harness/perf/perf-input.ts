@@ -4,7 +4,7 @@
 // records map, and the intel_pt session's AUXTRACE_INFO. A file that is cut short, corrupt, or
 // holds no Intel PT data is one PtError('bad_config') line naming the file.
 import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { PtError } from '../../driver/base/errors.js';
 import { readBoundedFile } from '../files/read-input.js';
 import { AUXTRACE_TYPE_NAMES, PERF_AUXTRACE_INTEL_PT } from './abi.js';
@@ -38,15 +38,17 @@ export interface PerfInput {
 /** True when `path` is a regular file that starts with a perf.data's magic (either byte order). */
 export async function isPerfDataFile(path: string): Promise<boolean> {
   if (path === '-') return false;
+  // stat, not open: opening a FIFO, even without blocking, lets its writer start, and closing it
+  // again kills that writer (EPIPE), so the trace reader would wait for a writer that is gone.
+  const st = await stat(path).catch(() => undefined);
+  if (st === undefined || !st.isFile()) return false; // the trace reader reports a missing file in its own words
   let f;
   try {
-    // O_NONBLOCK: a FIFO must not wait for a writer here; it is no perf.data (its bytes are read once, as a trace).
-    f = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    f = await open(path, constants.O_RDONLY);
   } catch {
-    return false; // the trace reader reports the problem in its own words
+    return false;
   }
   try {
-    if (!(await f.stat()).isFile()) return false;
     const head = new Uint8Array(8);
     const { bytesRead } = await f.read(head, 0, 8, 0);
     return bytesRead === 8 && perfMagicOf(head) !== undefined;
