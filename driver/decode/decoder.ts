@@ -61,8 +61,9 @@ const IP_LO_MASK = new Int32Array([0, 0xffff, -1, -1, -1, 0, -1, 0]);
 const IP_HI_MASK = new Int32Array([0, 0, 0, 0xffff, 0xffff, 0, -1, 0]);
 
 // Fast-path classes of the first byte (next()): 0 = general decoder.
-const F_TNT8 = 1, F_CYC1 = 2, F_IP = 3;
+const F_TNT8 = 1, F_CYC1 = 2, F_IP = 3, F_PAD = 4;
 const FAST = new Uint8Array(256);
+FAST[OPC.PAD] = F_PAD;
 for (let b = 0; b < 256; b++) {
   if (CLASS[b] === C_TNT8) FAST[b] = F_TNT8;
   else if (CLASS[b] === C_CYC && (b & 4) === 0) FAST[b] = F_CYC1;
@@ -94,6 +95,11 @@ export interface DecoderOptions {
   final?: boolean;
   /** Default false. true: buf[0] is taken as a packet boundary (no PSB search first), e.g. for single packets in tests. */
   synced?: boolean;
+  /**
+   * Default false. true: PAD packets give no record; a run of them is skipped in one scan (flow:
+   * PAD carries nothing, spec §3.1, and a fuzzer's capture is half PAD by packet count).
+   */
+  skipPad?: boolean;
 }
 
 /**
@@ -110,6 +116,8 @@ export class PacketDecoder {
   /** Absolute offset of buf[0]. */
   private base: number;
   private final: boolean;
+  /** DecoderOptions.skipPad. */
+  private readonly skipPad: boolean;
   /** SYNCED: index of the next packet. SEARCH: scan position (when searchFrom < 0). */
   private pos = 0;
   private state = S_SEARCH;
@@ -132,6 +140,7 @@ export class PacketDecoder {
     this.base = opts.baseOffset ?? 0;
     this.origin = this.base;
     this.final = opts.final ?? true;
+    this.skipPad = opts.skipPad ?? false;
     const synced = opts.synced ?? false;
     this.setState(synced ? S_SYNCED : S_SEARCH);
     this.everSynced = synced;
@@ -198,6 +207,19 @@ export class PacketDecoder {
           rec.kind = PacketKind.cyc; rec.offset = this.base + i; rec.size = 1; rec.lo = b0 >>> 3; rec.hi = 0;
           this.pos = i + 1;
           return true;
+        case F_PAD: {
+          // spec §3.1: one zero byte. Skipped as a run, or one record each.
+          if (this.skipPad) {
+            const end = this.fastEnd;
+            let j = i + 1;
+            while (j < end && buf[j] === 0) j++;
+            this.pos = j;
+            return this.next();
+          }
+          rec.kind = PacketKind.pad; rec.offset = this.base + i; rec.size = 1;
+          this.pos = i + 1;
+          return true;
+        }
         case F_IP:
           // spec §3.3, §5: IPBytes 0,1,2,3,4,6; read 8 bytes and mask (branch-free payload).
           if (i + 9 <= this.fastEnd) {

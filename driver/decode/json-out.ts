@@ -27,7 +27,7 @@ for (let kind = 0; kind < FAST.length; kind++) {
 
 /**
  * Whole line ends, by payload, for the packets most lines are: TNT-8 (by bit count and bits) and
- * MTC (by CTC), one-byte CYC (by value), from `,"size"` to the newline.
+ * MTC (by CTC), one-byte CYC (by value), PAD, from `,"size"` to the newline.
  */
 // Filled with undefined first (a packed array: V8 reads a holey one more slowly).
 const TNT8_ENDS: (Piece | undefined)[] = Array.from({ length: 7 << 6 }, () => undefined);
@@ -35,13 +35,15 @@ for (let n = 1; n <= 6; n++) {
   for (let bits = 0; bits < 1 << n; bits++) TNT8_ENDS[(n << 6) | bits] = piece(`,"size":1,"type":"tnt.8","n":${n},"bits":"${bits.toString(2).padStart(n, '0')}"}\n`);
 }
 const MTC_ENDS = Array.from({ length: 256 }, (_, ctc) => piece(`,"size":2,"type":"mtc","ctc":${ctc}}\n`));
+/** PAD's whole line end (a fuzzer's capture is half PAD by packet count). */
+const PAD_END = piece(',"size":1,"type":"pad"}\n');
 /** One-byte CYC by value (5 bits). */
 const CYC1_ENDS = Array.from({ length: 32 }, (_, v) => piece(`,"size":1,"type":"cyc","value":"0x${v.toString(16)}"}\n`));
 
 /** The longest line written here: a TNT-64 (47 bits) or an IP packet with a full IP, with room to spare. */
 const MAX_LINE = 160;
 
-const K_ERROR = PacketKind.error, K_TNT8 = PacketKind['tnt.8'], K_MTC = PacketKind.mtc, K_CYC = PacketKind.cyc;
+const K_ERROR = PacketKind.error, K_TNT8 = PacketKind['tnt.8'], K_MTC = PacketKind.mtc, K_CYC = PacketKind.cyc, K_PAD = PacketKind.pad;
 
 /** Writes the packet JSON line of `rec` (with its newline) to `o`. */
 export function writePacketJson(o: AsciiOut, rec: PacketRecord): void {
@@ -49,7 +51,8 @@ export function writePacketJson(o: AsciiOut, rec: PacketRecord): void {
   // Most lines are an offset and a whole ending (small functions: V8 inlines them here).
   const ending = kind === K_TNT8 ? (rec.n <= 6 ? TNT8_ENDS[(rec.n << 6) | (rec.lo & ((1 << rec.n) - 1))] : undefined)
     : kind === K_MTC ? (rec.size === 2 ? MTC_ENDS[rec.ctc & 0xff] : undefined)
-    : kind === K_CYC && rec.size === 1 ? CYC1_ENDS[rec.lo & 31] : undefined;
+    : kind === K_CYC && rec.size === 1 ? CYC1_ENDS[rec.lo & 31]
+    : kind === K_PAD ? PAD_END : undefined;
   if (ending !== undefined) writeEnding(o, rec.offset, ending);
   else if (kind === K_ERROR) writeError(o, rec);
   else if (FAST[kind] === 0 || rec.size >= 32) o.line(packetJsonLine(rec));

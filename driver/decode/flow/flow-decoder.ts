@@ -231,7 +231,7 @@ export class FlowDecoder {
   private feed(buf: Uint8Array, final: boolean): number {
     if (this.dec === undefined) {
       if (buf.length === 0) return 0;
-      this.dec = new PacketDecoder(buf, { baseOffset: this.pendingAt, final });
+      this.dec = new PacketDecoder(buf, { baseOffset: this.pendingAt, final, skipPad: true });
       this.sawPsb = false;
     } else {
       this.dec.resume(buf, { final });
