@@ -10,7 +10,7 @@ import { describe, expect, test } from 'vitest';
 import { main } from '../../harness/cli/main.js';
 import { ptlab } from '../cli/run-main.js';
 import { tmpRoot } from '../scenarios/tmp.js';
-import { perfFixture } from './perf-fixture.js';
+import { perfFixture, recordAt as recordOf } from './perf-fixture.js';
 
 /** `ptlab argv…` with stdout and stderr each as one string, exactly as written. */
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -89,17 +89,8 @@ describe.skipIf(!canRecord)(`a perf record -e cpu-clock file${canRecord ? '' : `
 describe('a truncated or corrupt perf.data is one line, exit 2', async () => {
   // A copy of its own (a Buffer's slice() is a view), so that each case patches its own bytes.
   const good = new Uint8Array(await readFile(exported));
-  const v = new DataView(good.buffer);
-  const dataAt = Number(v.getBigUint64(40, true)), dataEnd = dataAt + Number(v.getBigUint64(48, true));
-  /** The file offset of the first record of `type` (stepping over AUXTRACE data by its size field). */
-  const recordAt = (type: number): number => {
-    for (let at = dataAt; at < dataEnd;) {
-      const t = v.getUint32(at, true), size = v.getUint16(at + 6, true);
-      if (t === type) return at;
-      at += size + (t === 71 ? Number(v.getBigUint64(at + 8, true)) : 0);
-    }
-    throw new Error(`no record of type ${type}`);
-  };
+  const dataAt = Number(new DataView(good.buffer).getBigUint64(40, true));
+  const recordAt = (type: number): number => recordOf(good, type);
   const cases: Record<string, Uint8Array> = {};
   for (const n of [8, 60, 104, 250, dataAt + 100, Math.floor(good.length / 2), good.length - 50]) cases[`cut at ${n} bytes`] = good.subarray(0, n);
   const zero = good.slice();

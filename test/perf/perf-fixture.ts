@@ -58,3 +58,15 @@ export function perfFixture(o: { cpus: readonly FixtureCpu[]; image: string; bas
     cpuid: 'GenuineIntel,6,85,4', pmuMappings: [{ type: 8, name: 'intel_pt' }],
   });
 }
+
+/** The file offset of the first record of `type` in a perf.data's data section (stepping over AUXTRACE data by its size field). */
+export function recordAt(file: Uint8Array, type: number): number {
+  const v = new DataView(file.buffer, file.byteOffset, file.byteLength);
+  const dataAt = Number(v.getBigUint64(40, true)), dataEnd = dataAt + Number(v.getBigUint64(48, true));
+  for (let at = dataAt; at < dataEnd;) {
+    const t = v.getUint32(at, true), size = v.getUint16(at + 6, true);
+    if (t === type) return at;
+    at += size + (t === 71 ? Number(v.getBigUint64(at + 8, true)) : 0);
+  }
+  throw new Error(`no record of type ${type}`);
+}

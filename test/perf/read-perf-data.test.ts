@@ -5,7 +5,7 @@ import { describe, expect, test } from 'vitest';
 import { PtError } from '../../driver/base/errors.js';
 import { lossLine } from '../../harness/perf/aux-streams.js';
 import { perfInputOf } from '../../harness/perf/perf-input.js';
-import { perfFixture } from './perf-fixture.js';
+import { perfFixture, recordAt as recordOf } from './perf-fixture.js';
 
 const PSBISH = Uint8Array.from({ length: 21 }, (_, i) => i + 1);
 const base = { image: '/r/image.bin', base: 0x10000000n, imageLen: 0x2000n };
@@ -69,17 +69,7 @@ describe('AUX flags', () => {
 
 describe('a perf.data that cannot be read is one error line', () => {
   const good = perfFixture({ ...base, cpus: [{ cpu: 0, buffers: [PSBISH] }] });
-  const v = new DataView(good.buffer);
-  const dataAt = Number(v.getBigUint64(40, true)), dataEnd = dataAt + Number(v.getBigUint64(48, true));
-  /** The file offset of the first record of `type` in the data section (stepping over AUXTRACE data by its size field). */
-  const recordAt = (type: number): number => {
-    for (let at = dataAt; at < dataEnd;) {
-      const t = v.getUint32(at, true), size = v.getUint16(at + 6, true);
-      if (t === type) return at;
-      at += size + (t === 71 ? Number(v.getBigUint64(at + 8, true)) : 0);
-    }
-    throw new Error(`no record of type ${type}`);
-  };
+  const recordAt = (type: number): number => recordOf(good, type);
   const patched = (f: (w: DataView) => void): Uint8Array => {
     const b = good.slice();
     f(new DataView(b.buffer));
