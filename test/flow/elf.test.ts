@@ -2,6 +2,7 @@
 // image.bin (objcopy to an object with the code as .text and two function symbols, ld at the run's
 // base, or at 0x1000 and moved with BASE): the flow equals the run's, and the text lines name the
 // symbols. A file that is no ELF, or is cut short, is one line and exit 2.
+import { Ajv } from 'ajv';
 import { execa } from 'execa';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -32,16 +33,25 @@ describe.skipIf(!haveTools)(haveTools ? 'flow --elf' : 'flow --elf (skipped: obj
   await execa('ld', ['-Ttext=0x1000', '-e', '0x1000', '--no-warn-rwx-segments', obj, '-o', low]);
   const trace = join(run, 'trace.pt');
 
-  test('the ELF\'s executable segment is the image: flow --json equals the run\'s flow', async () => {
+  test('the ELF\'s executable segment is the image: flow --json equals the run\'s flow, with the symbols added', async () => {
     const [a, b] = [await cli('flow', '--pt', trace, '--elf', elf, '--json'), await cli('flow', run, '--json')];
-    expect([a.code, a.err, a.out.length > 10_000, a.out === b.out]).toEqual([0, '', true, true]);
+    const unnamed = a.out.replace(/,"(sym|toSym)":"[^"]*"/g, '');
+    expect([a.code, a.err, a.out.length > 10_000, unnamed === b.out]).toEqual([0, '', true, true]);
+    const lines = a.out.trimEnd().split('\n');
+    expect(lines.slice(0, 2)).toEqual([
+      `{"kind":"enable","ip":"${base}","sym":"_binary_${join(run, 'image.bin').replace(/[^A-Za-z0-9]/g, '_')}_start"}`,
+      expect.stringMatching(/^\{"ip":"0x[0-9a-f]+","sym":"loop","kind":"jmp","to":"0x[0-9a-f]+","toSym":"loop\+0x5"\}$/),
+    ]);
+    const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
+    const valid = ajv.compile(JSON.parse(await readFile(join(process.cwd(), 'docs', 'schemas', 'flow.schema.json'), 'utf8')) as object);
+    expect(lines.filter((l) => !valid(JSON.parse(l))).slice(0, 3)).toEqual([]);
   });
 
   test('FILE:BASE moves the file so that its lowest PT_LOAD lands at BASE (libipt\'s load_elf)', async () => {
     // low.elf's segments are at 0 (headers) and 0x1000 (code): at BASE - 0x1000 the code is where the run's was.
     const moved = `0x${(BigInt(base) - 0x1000n).toString(16)}`;
     const [a, b] = [await cli('flow', '--pt', trace, '--elf', `${low}:${moved}`, '--json'), await cli('flow', run, '--json')];
-    expect([a.code, a.out === b.out]).toEqual([0, true]);
+    expect([a.code, a.out.replace(/,"(sym|toSym)":"[^"]*"/g, '') === b.out]).toEqual([0, true]);
     const unmoved = await cli('flow', '--pt', trace, '--elf', low);
     expect([unmoved.code, unmoved.err]).toEqual([1, expect.stringMatching(/no instruction of the trace lies in the image/)]);
   });

@@ -59,21 +59,28 @@ export class FlowRecord {
   offset = 0;
 }
 
-/** The flow-json line (no newline) of a record. */
-export function flowJsonLine(r: FlowRecord): string {
+/**
+ * The flow-json line (no newline) of a record. With `symbol` (flow --elf), an address it names is
+ * followed by its name: `"sym"` after `ip` or `from`, `"toSym"` after `to` (docs/formats/flow-json.md).
+ */
+export function flowJsonLine(r: FlowRecord, symbol?: (lo: number, hi: number) => string | undefined): string {
+  const named = (key: string, lo: number, hi: number): string => {
+    const name = symbol?.(lo, hi);
+    return name === undefined ? '' : `,"${key}":${JSON.stringify(name)}`;
+  };
   switch (r.kind) {
     case 'branch': {
       const t = r.branch === 'jcc' ? (r.taken ? ',"taken":true' : ',"taken":false') : '';
-      const to = r.hasTo ? `,"to":"${hex64(r.toLo, r.toHi)}"` : '';
-      return `{"ip":"${hex64(r.ipLo, r.ipHi)}","kind":"${r.branch}"${t}${to}}`;
+      const to = r.hasTo ? `,"to":"${hex64(r.toLo, r.toHi)}"${named('toSym', r.toLo, r.toHi)}` : '';
+      return `{"ip":"${hex64(r.ipLo, r.ipHi)}"${named('sym', r.ipLo, r.ipHi)},"kind":"${r.branch}"${t}${to}}`;
     }
     case 'async':
-      return `{"kind":"async","from":"${hex64(r.ipLo, r.ipHi)}","to":"${hex64(r.toLo, r.toHi)}"}`;
+      return `{"kind":"async","from":"${hex64(r.ipLo, r.ipHi)}"${named('sym', r.ipLo, r.ipHi)},"to":"${hex64(r.toLo, r.toHi)}"${named('toSym', r.toLo, r.toHi)}}`;
     case 'enable':
-      return `{"kind":"enable","ip":"${hex64(r.ipLo, r.ipHi)}"}`;
+      return `{"kind":"enable","ip":"${hex64(r.ipLo, r.ipHi)}"${named('sym', r.ipLo, r.ipHi)}}`;
     case 'disable':
     case 'overflow':
-      return r.hasIp ? `{"kind":"${r.kind}","ip":"${hex64(r.ipLo, r.ipHi)}"}` : `{"kind":"${r.kind}"}`;
+      return r.hasIp ? `{"kind":"${r.kind}","ip":"${hex64(r.ipLo, r.ipHi)}"${named('sym', r.ipLo, r.ipHi)}}` : `{"kind":"${r.kind}"}`;
     case 'gap':
       return `{"kind":"gap","bytes":${r.bytes === null ? 'null' : String(r.bytes)},"reason":"${r.reason}"}`;
     case 'error': {

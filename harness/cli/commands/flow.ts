@@ -11,7 +11,7 @@
 // unreadable files.
 import { FlowDecoder, type FlowLoss, type FlowStats } from '../../../driver/decode/flow/flow-decoder.js';
 import { ImageSet, parseImageArg, type ImageSpec } from '../../../driver/decode/flow/image.js';
-import { flowTextLine, type GapReason } from '../../../driver/decode/flow/record.js';
+import { flowJsonLine, flowTextLine, type GapReason } from '../../../driver/decode/flow/record.js';
 import { readElf, symbolize, type ElfSymbol } from '../../../driver/decode/flow/elf.js';
 import { InsnListing } from '../../../driver/decode/flow/insn-listing.js';
 import { writeFlowJson } from '../../../driver/decode/flow/record-out.js';
@@ -369,7 +369,8 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
       if (r.kind === 'error') errors.set(r.error, (errors.get(r.error) ?? 0) + 1);
       else if (args.quiet) { listing?.record(r, ignoreLine); return; } // counted for --stat, not printed
       if (listing) listing.record(r, pushLine);
-      else if (json) writeFlowJson(json, r); else batch.push(flowTextLine(r, symbol));
+      // With --elf's symbols a JSON line goes the string way (flowJsonLine names them); without, as bytes.
+      else if (json) { if (symbol) batch.push(flowJsonLine(r, symbol)); else writeFlowJson(json, r); } else batch.push(flowTextLine(r, symbol));
     });
     for await (const chunk of perf === undefined ? readChunks(input.path, TRACE_CHUNK, input) : streamChunks(perf.input, perf.stream)) {
       read += chunk.length;
