@@ -5,9 +5,8 @@
 import { lstat, link, open, realpath, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
+import { pseudoFsOf } from '../report/out-dir.js';
 
-/** Kernel file systems, where a file of ptlab's does not belong (as for `run --out`, harness/report/out-dir.ts). */
-const PSEUDO_FS = ['/proc', '/sys', '/dev'];
 
 /** `path` names something already (a file, a directory, a link, even a dangling one): it is left alone. */
 export class OutputExistsError extends PtError {
@@ -26,7 +25,8 @@ async function targetDir(path: string): Promise<string> {
   } catch {
     throw new PtError('bad_config', `${path}: no directory ${dir} to write it in`);
   }
-  if (PSEUDO_FS.some((p) => real === p || real.startsWith(`${p}/`))) throw new PtError('bad_config', `${path} lies under ${real}, a kernel file system: give a path on a disk`);
+  // A kernel file system is no place for a file of ptlab's (as for `run --out`).
+  if (pseudoFsOf(real) !== undefined) throw new PtError('bad_config', `${path} lies under ${real}, a kernel file system: give a path on a disk`);
   return real;
 }
 

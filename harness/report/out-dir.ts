@@ -28,10 +28,14 @@ async function realpathOfNearest(p: string): Promise<string> {
   }
 }
 
+/** The kernel file system (`/proc`, `/sys`, `/dev`) the real path `real` lies under, if any. */
+export function pseudoFsOf(real: string): string | undefined {
+  return PSEUDO_FS.find((p) => real === p || real.startsWith(`${p}/`));
+}
+
 /** Throws PtError('bad_config') when `path` is, or would be, under a kernel file system. */
 export async function refusePseudoFs(path: string, what: string): Promise<void> {
-  const where = await realpathOfNearest(path);
-  const pseudo = PSEUDO_FS.find((p) => where === p || where.startsWith(`${p}/`));
+  const pseudo = pseudoFsOf(await realpathOfNearest(path));
   if (pseudo !== undefined) throw new PtError('bad_config', `${what} ${path} is under ${pseudo}, a kernel file system: give a path on a disk`);
 }
 
