@@ -94,19 +94,19 @@ export class InsnListing {
       d.ip = at;
       d.position = Number(at - image.base);
       d.decodeOut(this.insn);
-      emit(this.line(at, this.insn));
+      emit(this.line(at, this.insn, image));
       this.count++;
       if (at === stop) return;
       at = (at + BigInt(this.insn.length)) & MASK64;
     }
   }
 
-  private line(ip: bigint, insn: Instruction): string {
+  /** The line of `insn` at `ip`, in `image` (found by run()). */
+  private line(ip: bigint, insn: Instruction, image: { readonly base: bigint; readonly bytes: Uint8Array }): string {
     const name = this.opts.symbol?.(ip);
     const parts = [ip.toString(16).padStart(16, '0')];
     if (name !== undefined) parts.push(`<${name}>`);
     if (this.opts.rawBytes === true) {
-      const image = this.decoders.find((d) => ip >= d.base && ip < d.end)!;
       const from = Number(ip - image.base);
       parts.push([...image.bytes.subarray(from, from + insn.length)].map((b) => b.toString(16).padStart(2, '0')).join(' ').padEnd(44));
     }
