@@ -19,11 +19,15 @@
 #include "sha256.h"
 
 #define BUFREAD_MAX	(256u << 10)
-#define CHUNK		(1u << 20)
+#define CHUNK		(1024u * 1024)
 
 int pmi_streaming;
 
-/** need_module - answer nodev when /dev/ptlab is absent; Return: 1 if the module is there */
+/**
+ * need_module - answer nodev when /dev/ptlab is absent
+ * @id: the request's id
+ * Return: 1 if the module is there, else 0 (answered).
+ */
 static int need_module(const char *id)
 {
 	if (ptlab_fd >= 0)
@@ -37,7 +41,12 @@ static void respond_errno(const char *id, int err)
 	respond_err(id, errno_code(err), strerror(err));
 }
 
-/** parse_op - "r<msr>" or "w<msr>=<value>"; Return: 0, or -1 if malformed */
+/**
+ * parse_op - "r<msr>" or "w<msr>=<value>"
+ * @s: the op's text (the '=' is overwritten)
+ * @op: out: the op
+ * Return: 0, or -1 if malformed.
+ */
 static int parse_op(char *s, struct ptlab_msr_op *op)
 {
 	char *eq;
@@ -48,7 +57,7 @@ static int parse_op(char *s, struct ptlab_msr_op *op)
 		return -1;
 	op->write = s[0] == 'w';
 	eq = strchr(s + 1, '=');
-	if (op->write != (eq != NULL))
+	if (op->write != !!eq)
 		return -1;
 	if (eq)
 		*eq = '\0';
@@ -60,8 +69,12 @@ static int parse_op(char *s, struct ptlab_msr_op *op)
 }
 
 /**
- * do_msrs - a batch: one IPI through the module, else one /dev/cpu access per op. Results are
- * data: the value of each executed op, and "gp" for the op whose #GP ended the batch.
+ * do_msrs - a batch: one IPI through the module, else one /dev/cpu access per op
+ * @id: the request's id
+ * @f: the request's fields
+ * @nf: how many
+ *
+ * Results are data: the value of each executed op, and "gp" for the op whose #GP ended the batch.
  */
 void do_msrs(const char *id, char **f, int nf)
 {
@@ -72,7 +85,8 @@ void do_msrs(const char *id, char **f, int nf)
 	int n = nf - 3, i;
 
 	if (nf < 3 || parse_u64(f[2], &cpu) || cpu > 0xffffffffu || n > PTLAB_MAX_BATCH) {
-		respond_err(id, "inval", "usage: msrs <cpu> r<msr>|w<msr>=<value>... (at most 256 ops)");
+		respond_err(id, "inval",
+			    "usage: msrs <cpu> r<msr>|w<msr>=<value>... (at most 256 ops)");
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -142,7 +156,12 @@ void do_alloc(const char *id, char **f, int nf)
 	free(o.buf);
 }
 
-/** parse_id - a buffer id (a 32-bit number) */
+/**
+ * parse_id - a buffer id (a 32-bit number)
+ * @s: the text
+ * @idv: out: the id
+ * Return: 0, or -1 if malformed.
+ */
 static int parse_id(const char *s, uint32_t *idv)
 {
 	uint64_t v;
@@ -181,10 +200,20 @@ void do_freeall(const char *id, char **f, int nf)
 		respond_ok(id);
 }
 
-/** buf_io - copy between buffer @bid and @data; Return: 0 or an errno value */
+/**
+ * buf_io - copy between buffer @bid and @data (PTLAB_IOC_BUF_READ, PTLAB_IOC_BUF_WRITE)
+ * @bid: the buffer
+ * @off: the first byte, from the buffer's start
+ * @data: the bytes
+ * @len: how many
+ * @write: into the buffer
+ * Return: 0, or an errno value.
+ */
 static int buf_io(uint32_t bid, uint64_t off, void *data, uint64_t len, int write)
 {
-	struct ptlab_buf_io io = { .id = bid, .offset = off, .len = len, .data = (uint64_t)(uintptr_t)data };
+	struct ptlab_buf_io io = {
+		.id = bid, .offset = off, .len = len, .data = (uint64_t)(uintptr_t)data,
+	};
 
 	return ioctl(ptlab_fd, write ? PTLAB_IOC_BUF_WRITE : PTLAB_IOC_BUF_READ, &io) ? errno : 0;
 }
@@ -197,7 +226,8 @@ void do_bufread(const char *id, char **f, int nf)
 	struct out o = { 0 };
 	int err;
 
-	if (nf != 5 || parse_id(f[2], &bid) || parse_u64(f[3], &off) || parse_u64(f[4], &len) || len > BUFREAD_MAX) {
+	if (nf != 5 || parse_id(f[2], &bid) || parse_u64(f[3], &off) || parse_u64(f[4], &len) ||
+	    len > BUFREAD_MAX) {
 		respond_err(id, "inval", "usage: bufread <id> <offset> <len <= 256 KiB>");
 		return;
 	}
@@ -228,7 +258,8 @@ void do_bufwrite(const char *id, char **f, int nf)
 	size_t len = 0;
 	int err;
 
-	if (nf != 5 || parse_id(f[2], &bid) || parse_u64(f[3], &off) || unhex_bytes(f[4], &data, &len)) {
+	if (nf != 5 || parse_id(f[2], &bid) || parse_u64(f[3], &off) ||
+	    unhex_bytes(f[4], &data, &len)) {
 		respond_err(id, "inval", "usage: bufwrite <id> <offset> <hex bytes>");
 		return;
 	}
@@ -242,7 +273,12 @@ void do_bufwrite(const char *id, char **f, int nf)
 	free(data);
 }
 
-/** buf_size - the size of buffer @bid, found by probing reads (sizes are powers of two) */
+/**
+ * buf_size - the size of buffer @bid, found by probing reads (sizes are powers of two)
+ * @bid: the buffer
+ * @size: out: its size
+ * Return: 0, or an errno value.
+ */
 static int buf_size(uint32_t bid, uint64_t *size)
 {
 	unsigned char c;
@@ -260,14 +296,20 @@ static int buf_size(uint32_t bid, uint64_t *size)
 	return EIO;
 }
 
-/** do_buffill - fill a whole buffer with a xorshift32 stream (x ^= x<<13; x ^= x>>17; x ^= x<<5) */
+/**
+ * do_buffill - fill a whole buffer with a xorshift32 stream (x ^= x<<13; x ^= x>>17; x ^= x<<5)
+ * @id: the request's id
+ * @f: the request's fields
+ * @nf: how many
+ */
 void do_buffill(const char *id, char **f, int nf)
 {
 	uint32_t bid, x, *chunk;
 	uint64_t seed, off, size;
 	int err;
 
-	if (nf != 4 || parse_id(f[2], &bid) || parse_u64(f[3], &seed) || seed == 0 || seed > 0xffffffffu) {
+	if (nf != 4 || parse_id(f[2], &bid) || parse_u64(f[3], &seed) || seed == 0 ||
+	    seed > 0xffffffffu) {
 		respond_err(id, "inval", "usage: buffill <id> <seed: nonzero 32-bit>");
 		return;
 	}
@@ -358,10 +400,12 @@ void do_xsave(const char *id, char **f, int nf, int restore)
 	uint64_t cpu, rfbm;
 	struct out o = { 0 };
 
-	if (nf != (restore ? 5 : 4) || parse_u64(f[2], &cpu) || cpu > 0xffffffffu || parse_u64(f[3], &rfbm) ||
+	if (nf != (restore ? 5 : 4) || parse_u64(f[2], &cpu) || cpu > 0xffffffffu ||
+	    parse_u64(f[3], &rfbm) ||
 	    (restore && (unhex_bytes(f[4], &area, &len) || len > PTLAB_XSAVE_MAX))) {
 		free(area);
-		respond_err(id, "inval", restore ? "usage: xrstors <cpu> <rfbm> <hex area>" : "usage: xsaves <cpu> <rfbm>");
+		respond_err(id, "inval", restore ? "usage: xrstors <cpu> <rfbm> <hex area>" :
+						   "usage: xsaves <cpu> <rfbm>");
 		return;
 	}
 	if (!need_module(id)) {
@@ -401,14 +445,21 @@ void do_xsave(const char *id, char **f, int nf, int restore)
 /* The CPUs this helper's file armed (the module disarms them all at the file's release). */
 static unsigned char armed[CPU_SETSIZE];
 
-/** module_open - open the module's file, once per helper or per reopen (-1 when not loaded) */
+/**
+ * module_open - open the module's file, once per helper or per reopen (ptlab_fd is -1 when the
+ * module is not loaded)
+ */
 void module_open(void)
 {
 	ptlab_fd = open(PTLAB_DEVICE, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	memset(armed, 0, sizeof(armed));
 }
 
-/** pmi_task_of - make @pid the task the top half of @cpu freezes, when this helper armed @cpu */
+/**
+ * pmi_task_of - make @pid the task the top half of @cpu freezes, when this helper armed @cpu
+ * @cpu: the CPU
+ * @pid: the task
+ */
 void pmi_task_of(uint64_t cpu, pid_t pid)
 {
 	struct ptlab_pmi_task t = { .cpu = (uint32_t)cpu, .pid = pid };
@@ -417,15 +468,24 @@ void pmi_task_of(uint64_t cpu, pid_t pid)
 		ioctl(ptlab_fd, PTLAB_IOC_PMI_TASK, &t);
 }
 
-/** parse_cpu - a CPU number the helper can pin to; Return: 0, or -1 */
+/**
+ * parse_cpu - a CPU number the helper can pin to
+ * @s: the text
+ * @cpu: out: the CPU
+ * Return: 0, or -1.
+ */
 static int parse_cpu(const char *s, uint64_t *cpu)
 {
 	return parse_u64(s, cpu) || *cpu >= CPU_SETSIZE ? -1 : 0;
 }
 
 /**
- * do_arm - "arm <cpu> <flags>": the module claims the CPU's ToPA PMIs for this helper's file;
- * the workload running there becomes the task its top half freezes, and the helper moves off it
+ * do_arm - "arm <cpu> <flags>": the module claims the CPU's ToPA PMIs for this helper's file
+ * @id: the request's id
+ * @f: the request's fields
+ * @nf: how many
+ *
+ * The workload running there becomes the task its top half freezes, and the helper moves off it.
  */
 void do_arm(const char *id, char **f, int nf)
 {
@@ -434,7 +494,8 @@ void do_arm(const char *id, char **f, int nf)
 	pid_t pid;
 
 	if (nf != 4 || parse_cpu(f[2], &cpu) || parse_u64(f[3], &flags) || flags > 0xffffffffu) {
-		respond_err(id, "inval", "usage: arm <cpu> <flags: bit 1 clear TraceEn, bit 2 freeze>");
+		respond_err(id, "inval",
+			    "usage: arm <cpu> <flags: bit 1 clear TraceEn, bit 2 freeze>");
 		return;
 	}
 	if (!need_module(id))
@@ -472,7 +533,13 @@ void do_task(const char *id, char **f, int nf)
 		respond_ok(id);
 }
 
-/** out_cpus - " <key>=<list>": the CPUs of a kstate bitmap as "0,2-3", or "-" */
+/**
+ * out_cpus - " <key>=<list>": the CPUs of a kstate bitmap as "0,2-3", or "-"
+ * @o: the answer being built
+ * @key: the key
+ * @words: the bitmap
+ * @n: the CPUs it may hold (nr_cpu_ids)
+ */
 static void out_cpus(struct out *o, const char *key, const __u64 *words, uint32_t n)
 {
 	char tmp[32];
@@ -486,7 +553,8 @@ static void out_cpus(struct out *o, const char *key, const __u64 *words, uint32_
 
 		if (!(words[c / 64] >> (c % 64) & 1))
 			continue;
-		while (end + 1 < n && end + 1 < PTLAB_KSTATE_CPUS && (words[(end + 1) / 64] >> ((end + 1) % 64) & 1))
+		while (end + 1 < n && end + 1 < PTLAB_KSTATE_CPUS &&
+		       (words[(end + 1) / 64] >> ((end + 1) % 64) & 1))
 			end++;
 		snprintf(tmp, sizeof(tmp), end > c ? "%s%u-%u" : "%s%u", first ? "" : ",", c, end);
 		out_str(o, tmp);
@@ -497,7 +565,12 @@ static void out_cpus(struct out *o, const char *key, const __u64 *words, uint32_
 		out_str(o, "-");
 }
 
-/** out_kv - " <key>=0x<value>" */
+/**
+ * out_kv - " <key>=0x<value>"
+ * @o: the answer being built
+ * @key: the key
+ * @v: the value
+ */
 static void out_kv(struct out *o, const char *key, uint64_t v)
 {
 	char tmp[64];
@@ -506,7 +579,11 @@ static void out_kv(struct out *o, const char *key, uint64_t v)
 	out_str(o, tmp);
 }
 
-/** kstate_line - the module's state as " key=value" fields; Return: 0 or an errno value */
+/**
+ * kstate_line - the module's state (PTLAB_IOC_KSTATE) as " key=value" fields
+ * @o: the answer being built
+ * Return: 0, or an errno value.
+ */
 int kstate_line(struct out *o)
 {
 	struct ptlab_kstate k;
@@ -552,7 +629,12 @@ void do_kstate(const char *id, char **f, int nf)
 	free(o.buf);
 }
 
-/** do_close - close the module's file: its release stops PT on its CPUs and frees its buffers */
+/**
+ * do_close - close the module's file: its release stops PT on its CPUs and frees its buffers
+ * @id: the request's id
+ * @f: the request's fields
+ * @nf: how many
+ */
 void do_close(const char *id, char **f, int nf)
 {
 	(void)f;
@@ -565,7 +647,12 @@ void do_close(const char *id, char **f, int nf)
 	respond_ok(id);
 }
 
-/** do_reopen - close the module's file if open, and open it again */
+/**
+ * do_reopen - close the module's file if open, and open it again
+ * @id: the request's id
+ * @f: the request's fields
+ * @nf: how many
+ */
 void do_reopen(const char *id, char **f, int nf)
 {
 	struct out o = { 0 };
@@ -585,7 +672,15 @@ void do_reopen(const char *id, char **f, int nf)
 	free(o.buf);
 }
 
-/** cpu_ioctl - an ioctl whose argument is a CPU number; Return: the CPU, or -1 (answered) */
+/**
+ * cpu_ioctl - an ioctl whose argument is a CPU number, answered
+ * @id: the request's id
+ * @f: the request's fields
+ * @nf: how many
+ * @cmd: the ioctl
+ * @usage: the answer to a malformed request
+ * Return: the CPU, or -1.
+ */
 static long cpu_ioctl(const char *id, char **f, int nf, unsigned long cmd, const char *usage)
 {
 	uint64_t cpu;
@@ -638,7 +733,9 @@ void do_events(const char *id, char **f, int nf)
 		pmi_drain();
 }
 
-/** pmi_drain - send every PMI event the module has as a "* pmi ..." line */
+/**
+ * pmi_drain - send every PMI event the module has as a "* pmi ..." line
+ */
 void pmi_drain(void)
 {
 	struct ptlab_pmi_event ev[16];

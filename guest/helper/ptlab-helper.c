@@ -79,15 +79,17 @@
 #include <unistd.h>
 
 #include "proto.h"
-
-static int unhex(const char *s, char **out);
 #include "ptlab_uapi.h"
 
-#define LINE_MAX_BYTES	(1 << 20)
-#define OUTPUT_MAX	(1 << 20)
+#define LINE_MAX_BYTES	(1024 * 1024)
+#define OUTPUT_MAX	(1024 * 1024)
 #define MAX_FIELDS	(PTLAB_MAX_BATCH + 4)
+/* The kernel's ARRAY_SIZE (include/linux/array_size.h), without its __must_be_array check. */
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-static int in_fd = 0, out_fd = 1;
+static int unhex(const char *s, char **out);
+
+static int in_fd, out_fd = 1;
 static int from_port;
 static int allow_exec;
 int ptlab_fd = -1;
@@ -95,6 +97,9 @@ static int sigchld_pipe[2] = { -1, -1 };
 
 /**
  * write_all - write a whole buffer, retrying short writes
+ * @fd: the file
+ * @buf: the bytes
+ * @len: how many
  * Return: 0, or -1 with errno set.
  */
 static int write_all(int fd, const char *buf, size_t len)
@@ -113,6 +118,12 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/**
+ * out_add - append bytes to a line, which stays NUL-terminated
+ * @o: the line
+ * @s: the bytes
+ * @n: how many
+ */
 void out_add(struct out *o, const char *s, size_t n)
 {
 	if (o->len + n + 1 > o->cap) {
@@ -130,11 +141,21 @@ void out_add(struct out *o, const char *s, size_t n)
 	o->buf[o->len] = '\0';
 }
 
+/**
+ * out_str - append a string to a line
+ * @o: the line
+ * @s: the string
+ */
 void out_str(struct out *o, const char *s)
 {
 	out_add(o, s, strlen(s));
 }
 
+/**
+ * out_hex64 - append " 0x<v>" to a line
+ * @o: the line
+ * @v: the number
+ */
 void out_hex64(struct out *o, uint64_t v)
 {
 	char tmp[24];
@@ -143,6 +164,12 @@ void out_hex64(struct out *o, uint64_t v)
 	out_str(o, tmp);
 }
 
+/**
+ * out_hexbytes - append " <hex of the bytes>" to a line, " -" for none
+ * @o: the line
+ * @p: the bytes
+ * @n: how many
+ */
 void out_hexbytes(struct out *o, const unsigned char *p, size_t n)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -160,6 +187,11 @@ void out_hexbytes(struct out *o, const unsigned char *p, size_t n)
 	}
 }
 
+/**
+ * respond - send "<id><body>\n"
+ * @id: the request's id
+ * @body: the answer: " ok ..." or " err ..."
+ */
 void respond(const char *id, struct out *body)
 {
 	struct out line = { 0 };
@@ -171,6 +203,12 @@ void respond(const char *id, struct out *body)
 	free(line.buf);
 }
 
+/**
+ * respond_err - send "<id> err <code> <msg>"
+ * @id: the request's id
+ * @code: the protocol's error code
+ * @msg: what went wrong
+ */
 void respond_err(const char *id, const char *code, const char *msg)
 {
 	struct out o = { 0 };
@@ -183,6 +221,10 @@ void respond_err(const char *id, const char *code, const char *msg)
 	free(o.buf);
 }
 
+/**
+ * respond_ok - send "<id> ok"
+ * @id: the request's id
+ */
 void respond_ok(const char *id)
 {
 	struct out o = { 0 };
@@ -192,13 +234,20 @@ void respond_ok(const char *id)
 	free(o.buf);
 }
 
-/** emit_event - send "* <body>" (body begins with a space) */
+/**
+ * emit_event - send "* <body>"
+ * @body: the event, beginning with a space
+ */
 void emit_event(struct out *body)
 {
 	respond("*", body);
 }
 
-/** errno_code - map an errno of the msr/cpuid drivers to a protocol error code */
+/**
+ * errno_code - map an errno of the module or the msr/cpuid drivers to a protocol error code
+ * @err: the errno value
+ * Return: the code.
+ */
 const char *errno_code(int err)
 {
 	switch (err) {
@@ -228,7 +277,12 @@ const char *errno_code(int err)
 	}
 }
 
-/** parse_u64 - parse a number (0x hex or decimal); Return: 0, or -1 if malformed */
+/**
+ * parse_u64 - parse a number (0x hex or decimal)
+ * @s: the text
+ * @v: out: the number
+ * Return: 0, or -1 if malformed.
+ */
 int parse_u64(const char *s, uint64_t *v)
 {
 	char *end;
@@ -242,6 +296,12 @@ int parse_u64(const char *s, uint64_t *v)
 
 /**
  * dev_pio - pread or pwrite 8 or 16 bytes at @pos of /dev/cpu/@cpu/@name
+ * @name: "msr" or "cpuid"
+ * @cpu: the CPU
+ * @pos: the file offset: the MSR, or the CPUID leaf and subleaf
+ * @buf: the bytes
+ * @len: how many
+ * @write: pwrite
  * Return: 0, or an errno value.
  */
 static int dev_pio(const char *name, uint64_t cpu, uint64_t pos, void *buf, size_t len, int write)
@@ -264,11 +324,18 @@ static int dev_pio(const char *name, uint64_t cpu, uint64_t pos, void *buf, size
 }
 
 /**
- * msr_access - RDMSR/WRMSR on @cpu through the module (rdmsrl_safe_on_cpu), else /dev/cpu/N/msr
+ * msr_access - RDMSR/WRMSR on @cpu through the module (PTLAB_IOC_RDMSR, PTLAB_IOC_WRMSR), else
+ * /dev/cpu/N/msr
+ * @cpu: the CPU
+ * @msr: the MSR's address
+ * @val: in for WRMSR, out for RDMSR
+ * @write: WRMSR
  * Return: 0, or an errno value (EIO for #GP).
  */
 int msr_access(uint64_t cpu, uint32_t msr, uint64_t *val, int write)
 {
+	int err;
+
 	if (ptlab_fd >= 0) {
 		struct ptlab_msr m = { .cpu = (uint32_t)cpu, .msr = msr, .value = *val };
 
@@ -279,9 +346,9 @@ int msr_access(uint64_t cpu, uint32_t msr, uint64_t *val, int write)
 		*val = m.value;
 		return 0;
 	}
-	int err = dev_pio("msr", cpu, msr, val, sizeof(*val), write);
-
-	return err == ENOENT ? ENODEV : err;	/* no /dev/cpu/N/msr: the msr driver is not loaded */
+	err = dev_pio("msr", cpu, msr, val, sizeof(*val), write);
+	/* No /dev/cpu/N/msr: the msr driver is not loaded. */
+	return err == ENOENT ? ENODEV : err;
 }
 
 static void do_cpuid(const char *id, char **f, int nf)
@@ -297,7 +364,9 @@ static void do_cpuid(const char *id, char **f, int nf)
 		return;
 	}
 	if (ptlab_fd >= 0) {
-		struct ptlab_cpuid c = { .cpu = (uint32_t)cpu, .leaf = (uint32_t)leaf, .subleaf = (uint32_t)sub };
+		struct ptlab_cpuid c = {
+			.cpu = (uint32_t)cpu, .leaf = (uint32_t)leaf, .subleaf = (uint32_t)sub,
+		};
 
 		err = cpu > UINT32_MAX ? ENXIO : ioctl(ptlab_fd, PTLAB_IOC_CPUID, &c) ? errno : 0;
 		regs[0] = c.eax;
@@ -305,7 +374,7 @@ static void do_cpuid(const char *id, char **f, int nf)
 		regs[2] = c.ecx;
 		regs[3] = c.edx;
 	} else {
-		/* The cpuid driver takes the leaf in the low and the subleaf in the high 32 bits of the offset. */
+		/* The cpuid driver's offset: the leaf in bits 31:0, the subleaf in bits 63:32. */
 		err = dev_pio("cpuid", cpu, (sub << 32) | leaf, regs, sizeof(regs), 0);
 	}
 	if (err) {
@@ -361,6 +430,13 @@ static void do_wrmsr(const char *id, char **f, int nf)
 	free(o.buf);
 }
 
+/**
+ * unhex_bytes - decode hex text, or "-" for none, into a malloc'd buffer
+ * @s: the text
+ * @out: out: the buffer
+ * @len: out: its length
+ * Return: 0, or -1 if malformed.
+ */
 int unhex_bytes(const char *s, unsigned char **out, size_t *len)
 {
 	char *p;
@@ -489,7 +565,8 @@ static void do_exec(const char *id, char **f, int nf)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	out_str(&o, " ok");
-	out_hex64(&o, WIFEXITED(status) ? (uint64_t)WEXITSTATUS(status) : 0x100u + (uint64_t)WTERMSIG(status));
+	out_hex64(&o, WIFEXITED(status) ? (uint64_t)WEXITSTATUS(status) :
+			  0x100u + (uint64_t)WTERMSIG(status));
 	out_hexbytes(&o, out.buf, out.len);
 	out_hexbytes(&o, err.buf, err.len);
 	respond(id, &o);
@@ -546,7 +623,7 @@ static void do_state_verb(const char *id, char **f, int nf)
 static const struct verb {
 	const char *name;
 	void (*handle)(const char *id, char **f, int nf);
-} VERBS[] = {
+} verbs[] = {
 	{ "ping", do_ping },		{ "cpuid", do_cpuid },		{ "rdmsr", do_rdmsr },
 	{ "wrmsr", do_wrmsr },		{ "exec", do_exec },		{ "info", do_info_verb },
 	{ "msrs", do_msrs },		{ "alloc", do_alloc },		{ "free", do_free },
@@ -567,7 +644,8 @@ static void handle_line(char *line)
 	char *save, *tok;
 	size_t i;
 
-	for (tok = strtok_r(line, " \r", &save); tok && nf <= MAX_FIELDS; tok = strtok_r(NULL, " \r", &save))
+	for (tok = strtok_r(line, " \r", &save); tok && nf <= MAX_FIELDS;
+	     tok = strtok_r(NULL, " \r", &save))
 		f[nf++] = tok;
 	if (nf == 0)
 		return;
@@ -575,9 +653,9 @@ static void handle_line(char *line)
 		respond_err(f[0], "inval", "missing verb");
 		return;
 	}
-	for (i = 0; i < sizeof(VERBS) / sizeof(VERBS[0]); i++) {
-		if (!strcmp(f[1], VERBS[i].name)) {
-			VERBS[i].handle(f[0], f, nf);
+	for (i = 0; i < ARRAY_SIZE(verbs); i++) {
+		if (!strcmp(f[1], verbs[i].name)) {
+			verbs[i].handle(f[0], f, nf);
 			return;
 		}
 	}
@@ -587,18 +665,25 @@ static void handle_line(char *line)
 static void on_sigchld(int sig)
 {
 	int saved = errno;
+	ssize_t n;
 
 	(void)sig;
-	if (write(sigchld_pipe[1], "c", 1) < 0) {
-		/* the pipe is full: a wake-up is already pending */
-	}
+	/* It fails only when the pipe is full: a wake-up is already pending. */
+	n = write(sigchld_pipe[1], "c", 1);
+	(void)n;
 	errno = saved;
 }
 
-/** serve_input - read what the host sent and handle each complete line; Return: -1 at EOF on stdin */
+/**
+ * serve_input - read what the host sent and handle each complete line
+ * @buf: the bytes of an incomplete line so far
+ * @len: in/out: how many
+ * Return: 0, or -1 at EOF on stdin.
+ */
 static int serve_input(char *buf, size_t *len)
 {
 	ssize_t n = read(in_fd, buf + *len, LINE_MAX_BYTES - 1 - *len);
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
 	char *nl;
 
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
@@ -607,8 +692,6 @@ static int serve_input(char *buf, size_t *len)
 		if (!from_port)
 			return -1;
 		/* The host end is not connected: wait for it (virtio ports read EOF meanwhile). */
-		struct timespec ts = { 0, 50 * 1000 * 1000 };
-
 		nanosleep(&ts, NULL);
 		return 0;
 	}
@@ -632,16 +715,15 @@ int main(int argc, char **argv)
 	static char buf[LINE_MAX_BYTES];
 	size_t len = 0;
 	struct sigaction sa = { 0 };
-
 	const char *port = NULL;
 
 	signal(SIGPIPE, SIG_IGN);
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--allow-exec"))
+		if (!strcmp(argv[i], "--allow-exec")) {
 			allow_exec = 1;
-		else if (!port && argv[i][0] != '-')
+		} else if (!port && argv[i][0] != '-') {
 			port = argv[i];
-		else {
+		} else {
 			fprintf(stderr, "usage: ptlab-helper [--allow-exec] [port]\n");
 			return 2;
 		}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * run.c - running a workload image (docs/design.md "Workloads"): real x86-64 code loaded at its base
- * address in a child process pinned to one CPU, entered at its entry point; it ends with the
+ * run.c - running a workload image (docs/design.md "Workloads"): real x86-64 code loaded at its
+ * base address in a child process pinned to one CPU, entered at its entry point; it ends with the
  * exit system call. The child's end is reported as an event "* exit <pid> <status>".
  *
  * A held run (the late enable: docs/design.md "Realism") stops the child at its entry, traced
@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdnoreturn.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -32,7 +33,13 @@
 #define MAX_RUNS	16
 #define IMAGE_MAX	(64u << 20)
 
-/** struct run - a workload child: its pid (0: a free slot), CPU and entry; held until `go` */
+/**
+ * struct run - a workload child
+ * @pid: its pid; 0 for a free slot
+ * @cpu: the CPU it is pinned to
+ * @entry: its entry point
+ * @held: it waits at its entry until `go`
+ */
 struct run {
 	pid_t pid;
 	uint64_t cpu;
@@ -43,6 +50,10 @@ struct run {
 static struct run runs[MAX_RUNS];
 static cpu_set_t avoided;
 
+/**
+ * avoid_cpu - keep the helper itself off @cpu from now on, unless it is the only CPU it may use
+ * @cpu: the CPU
+ */
 void avoid_cpu(uint64_t cpu)
 {
 	cpu_set_t set;
@@ -58,6 +69,11 @@ void avoid_cpu(uint64_t cpu)
 		sched_setaffinity(0, sizeof(set), &set);
 }
 
+/**
+ * run_pid_on - the workload running, or held, on @cpu
+ * @cpu: the CPU
+ * Return: its pid, or 0.
+ */
 pid_t run_pid_on(uint64_t cpu)
 {
 	for (int i = 0; i < MAX_RUNS; i++)
@@ -66,7 +82,11 @@ pid_t run_pid_on(uint64_t cpu)
 	return 0;
 }
 
-/** find_run - the workload @pid, or NULL */
+/**
+ * find_run - the workload @pid
+ * @pid: its pid
+ * Return: its slot, or NULL.
+ */
 static struct run *find_run(uint64_t pid)
 {
 	for (int i = 0; i < MAX_RUNS; i++)
@@ -75,7 +95,14 @@ static struct run *find_run(uint64_t pid)
 	return NULL;
 }
 
-/** run_of - the workload "<verb> <pid>" names; NULL once an error was answered */
+/**
+ * run_of - the workload "<verb> <pid>" names
+ * @id: the request's id
+ * @f: the request's fields
+ * @nf: how many
+ * @usage: the answer to a malformed request
+ * Return: its slot, or NULL once an error was answered.
+ */
 static struct run *run_of(const char *id, char **f, int nf, const char *usage)
 {
 	struct run *r;
@@ -91,7 +118,13 @@ static struct run *run_of(const char *id, char **f, int nf, const char *usage)
 	return r;
 }
 
-/** read_file - the whole file at @path into a malloc'd buffer; Return: 0 or an errno value */
+/**
+ * read_file - the whole file at @path into a malloc'd buffer
+ * @path: the file
+ * @data: out: the buffer
+ * @len: out: its length
+ * Return: 0, or an errno value.
+ */
 static int read_file(const char *path, unsigned char **data, size_t *len)
 {
 	struct stat st;
@@ -186,11 +219,19 @@ static void child_fds(void)
 /**
  * run_child - in the child: pin to @cpu, map the image at @base (MAP_FIXED_NOREPLACE: never over
  * the helper's own mappings), make it executable and jump to @entry; held, stop before the jump
- * and leave it to the helper (do_go). Exit codes 120-126 are the helper's: 126 pinning failed,
- * 125 the mapping failed, 123 a held child was resumed without `go`.
+ * and leave it to the helper (do_go)
+ * @cpu: the CPU
+ * @img: the image
+ * @len: its length
+ * @base: where it is mapped
+ * @entry: where it is entered
+ * @held: stop at the entry
+ *
+ * Exit codes 120-126 are the helper's: 126 pinning failed, 125 the mapping failed, 124 the image
+ * returned, 123 a held child was resumed without `go`.
  */
-static void __attribute__((noreturn)) run_child(uint64_t cpu, const unsigned char *img, size_t len,
-						 uint64_t base, uint64_t entry, int held)
+static noreturn void run_child(uint64_t cpu, const unsigned char *img, size_t len, uint64_t base,
+			       uint64_t entry, int held)
 {
 	cpu_set_t set;
 	uint64_t start = base & ~4095ull, size = (base - start + len + 4095) & ~4095ull;
@@ -220,8 +261,10 @@ static void __attribute__((noreturn)) run_child(uint64_t cpu, const unsigned cha
 }
 
 /**
- * wait_held - wait until the held child @pid stops at its entry; Return: 0, or -1 with @why set
- * (the child was reaped)
+ * wait_held - wait until the held child @pid stops at its entry
+ * @pid: the child
+ * @why: out: what went wrong
+ * Return: 0, or -1 with @why set (the child was reaped).
  */
 static int wait_held(pid_t pid, const char **why)
 {
@@ -240,16 +283,23 @@ static int wait_held(pid_t pid, const char **why)
 			ptrace(PTRACE_CONT, pid, NULL, (void *)(uintptr_t)WSTOPSIG(status));
 			continue;
 		}
-		*why = WIFEXITED(status) && WEXITSTATUS(status) == 126 ? "the child could not be pinned" :
-		       WIFEXITED(status) && WEXITSTATUS(status) == 125 ? "the image could not be mapped" :
-		       "the child ended before its entry";
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 126)
+			*why = "the child could not be pinned";
+		else if (WIFEXITED(status) && WEXITSTATUS(status) == 125)
+			*why = "the image could not be mapped";
+		else
+			*why = "the child ended before its entry";
 		return -1;
 	}
 	ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(uintptr_t)PTRACE_O_EXITKILL);
 	return 0;
 }
 
-/** out_cr3 - " <cr3>" of @pid through the module, or " -" when it cannot tell */
+/**
+ * out_cr3 - " <cr3>" of @pid through the module, or " -" when it cannot tell
+ * @o: the answer being built
+ * @pid: the task
+ */
 static void out_cr3(struct out *o, pid_t pid)
 {
 	struct ptlab_task_cr3 t = { .pid = pid };
@@ -261,7 +311,11 @@ static void out_cr3(struct out *o, pid_t pid)
 }
 
 /**
- * do_run - "run <cpu> <path>@<base> <entry> [held]": start the image; its end is an "exit" event.
+ * do_run - "run <cpu> <path>@<base> <entry> [held]": start the image; its end is an "exit" event
+ * @id: the request's id
+ * @f: the request's fields
+ * @nf: how many
+ *
  * Held, the answer waits until the child stops at its entry and carries its CR3.
  */
 void do_run(const char *id, char **f, int nf)
@@ -276,7 +330,8 @@ void do_run(const char *id, char **f, int nf)
 	int slot, err, held = nf == 6 && !strcmp(f[5], "held");
 
 	at = nf == 5 || held ? strrchr(f[3], '@') : NULL;
-	if (!at || parse_u64(f[2], &cpu) || cpu >= CPU_SETSIZE || parse_u64(at + 1, &base) || parse_u64(f[4], &entry)) {
+	if (!at || parse_u64(f[2], &cpu) || cpu >= CPU_SETSIZE || parse_u64(at + 1, &base) ||
+	    parse_u64(f[4], &entry)) {
 		respond_err(id, "inval", "usage: run <cpu> <path>@<base> <entry> [held]");
 		return;
 	}
@@ -321,9 +376,14 @@ void do_run(const char *id, char **f, int nf)
 }
 
 /**
- * do_go - "go <pid>": the held child runs from its entry. RIP is the entry, ORIG_RAX -1 (no
- * system call to restart: the stop came after raise returned), RSP 16-byte aligned less 8 below
- * the red zone, as a call would leave it; the detach drops the SIGSTOP.
+ * do_go - "go <pid>": the held child runs from its entry
+ * @id: the request's id
+ * @f: the request's fields
+ * @nf: how many
+ *
+ * RIP is the entry, ORIG_RAX -1 (no system call to restart: the stop came after raise returned),
+ * RSP 16-byte aligned less 8 below the red zone, as a call would leave it; the detach drops the
+ * SIGSTOP.
  */
 void do_go(const char *id, char **f, int nf)
 {
@@ -343,7 +403,8 @@ void do_go(const char *id, char **f, int nf)
 	regs.rip = r->entry;
 	regs.orig_rax = (unsigned long long)-1;
 	regs.rsp = ((regs.rsp - 128) & ~15ull) - 8;
-	if (ptrace(PTRACE_SETREGS, r->pid, NULL, &regs) || ptrace(PTRACE_DETACH, r->pid, NULL, NULL)) {
+	if (ptrace(PTRACE_SETREGS, r->pid, NULL, &regs) ||
+	    ptrace(PTRACE_DETACH, r->pid, NULL, NULL)) {
 		respond_err(id, errno_code(errno), strerror(errno));
 		return;
 	}
@@ -351,7 +412,12 @@ void do_go(const char *id, char **f, int nf)
 	respond_ok(id);
 }
 
-/** do_cont - "cont <pid>": SIGCONT to a workload (the top half froze it with SIGSTOP) */
+/**
+ * do_cont - "cont <pid>": SIGCONT to a workload (the top half froze it with SIGSTOP)
+ * @id: the request's id
+ * @f: the request's fields
+ * @nf: how many
+ */
 void do_cont(const char *id, char **f, int nf)
 {
 	struct run *r = run_of(id, f, nf, "usage: cont <pid>");
@@ -373,7 +439,9 @@ void do_kill(const char *id, char **f, int nf)
 	respond_ok(id);
 }
 
-/** run_reap - report each finished workload: "* exit <pid> <status>" (0x100 + signal if killed) */
+/**
+ * run_reap - report each finished workload: "* exit <pid> <status>" (0x100 + signal if killed)
+ */
 void run_reap(void)
 {
 	for (int i = 0; i < MAX_RUNS; i++) {
@@ -386,7 +454,8 @@ void run_reap(void)
 			continue;	/* a held child's ptrace stop: it waits for go or kill */
 		out_str(&o, " exit");
 		out_hex64(&o, (uint64_t)runs[i].pid);
-		out_hex64(&o, WIFEXITED(status) ? (uint64_t)WEXITSTATUS(status) : 0x100u + (uint64_t)WTERMSIG(status));
+		out_hex64(&o, WIFEXITED(status) ? (uint64_t)WEXITSTATUS(status) :
+				  0x100u + (uint64_t)WTERMSIG(status));
 		emit_event(&o);
 		free(o.buf);
 		runs[i].pid = 0;

@@ -25,12 +25,18 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "msr-index.h"
 #include "proto.h"
 #include "ptlab_uapi.h"
 
 #define SECURE_BOOT_VAR "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 
-/** add - one "key=value\n" line */
+/**
+ * add - one "key=value\n" line
+ * @o: the state being built
+ * @key: the key
+ * @value: the value
+ */
 static void add(struct out *o, const char *key, const char *value)
 {
 	out_str(o, key);
@@ -39,7 +45,12 @@ static void add(struct out *o, const char *key, const char *value)
 	out_str(o, "\n");
 }
 
-/** add_file - "key=<first line of path>", or "key=-" when it cannot be read */
+/**
+ * add_file - "key=<first line of path>", or "key=-" when it cannot be read
+ * @o: the state being built
+ * @key: the key
+ * @path: the file
+ */
 static void add_file(struct out *o, const char *key, const char *path)
 {
 	char buf[4096];
@@ -59,9 +70,18 @@ static void add_file(struct out *o, const char *key, const char *path)
 	add(o, key, buf);
 }
 
-/** cpuid0 - CPUID on CPU 0 through the module, else /dev/cpu/0/cpuid; Return: 0 or -1 */
+/**
+ * cpuid0 - CPUID on CPU 0 through the module, else /dev/cpu/0/cpuid
+ * @leaf: EAX before CPUID
+ * @sub: ECX before CPUID
+ * @r: out: EAX, EBX, ECX, EDX
+ * Return: 0, or -1.
+ */
 static int cpuid0(uint32_t leaf, uint32_t sub, uint32_t r[4])
 {
+	ssize_t n;
+	int fd;
+
 	if (ptlab_fd >= 0) {
 		struct ptlab_cpuid c = { .cpu = 0, .leaf = leaf, .subleaf = sub };
 
@@ -73,21 +93,30 @@ static int cpuid0(uint32_t leaf, uint32_t sub, uint32_t r[4])
 		r[3] = c.edx;
 		return 0;
 	}
-	int fd = open("/dev/cpu/0/cpuid", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : pread(fd, r, 16, ((off_t)sub << 32) | leaf);
-
+	fd = open("/dev/cpu/0/cpuid", O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : pread(fd, r, 16, ((off_t)sub << 32) | leaf);
 	if (fd >= 0)
 		close(fd);
 	return n == 16 ? 0 : -1;
 }
 
-/** add_list - "key=<comma-separated CPUs>", or "key=-" */
+/**
+ * add_list - "key=<comma-separated CPUs>", or "key=-"
+ * @o: the state being built
+ * @key: the key
+ * @list: the CPUs, "" for none
+ */
 static void add_list(struct out *o, const char *key, const char *list)
 {
 	add(o, key, list[0] ? list : "-");
 }
 
-/** append_cpu - add @cpu to a comma-separated list in @buf */
+/**
+ * append_cpu - add @cpu to a comma-separated list in @buf
+ * @buf: the list
+ * @size: the room in @buf
+ * @cpu: the CPU
+ */
 static void append_cpu(char *buf, size_t size, long cpu)
 {
 	size_t n = strlen(buf);
@@ -95,28 +124,36 @@ static void append_cpu(char *buf, size_t size, long cpu)
 	snprintf(buf + n, size - n, "%s%ld", n ? "," : "", cpu);
 }
 
-/** add_traceen - read IA32_RTIT_CTL on every online CPU: who traces now */
+/**
+ * add_traceen - read IA32_RTIT_CTL on every online CPU: who traces now
+ * @o: the state being built
+ * @ncpus: the CPUs to try (offline ones are skipped)
+ */
 static void add_traceen(struct out *o, long ncpus)
 {
 	static char on[8192], unread[8192];
 
-	on[0] = unread[0] = '\0';
+	on[0] = '\0';
+	unread[0] = '\0';
 	for (long cpu = 0; cpu < ncpus; cpu++) {
 		uint64_t ctl = 0;
-		int err = msr_access((uint64_t)cpu, 0x570, &ctl, 0);	/* IA32_RTIT_CTL */
+		int err = msr_access((uint64_t)cpu, MSR_IA32_RTIT_CTL, &ctl, 0);
 
 		if (err == ENXIO)
 			continue;	/* offline */
 		if (err)
 			append_cpu(unread, sizeof(unread), cpu);
-		else if (ctl & 1)
+		else if (ctl & RTIT_CTL_TRACEEN)
 			append_cpu(on, sizeof(on), cpu);
 	}
 	add_list(o, "traceen", on);
 	add_list(o, "traceen_unread", unread);
 }
 
-/** add_secure_boot - the SecureBoot EFI variable: 4 attribute bytes, then the value */
+/**
+ * add_secure_boot - the SecureBoot EFI variable: 4 attribute bytes, then the value
+ * @o: the state being built
+ */
 static void add_secure_boot(struct out *o)
 {
 	unsigned char v[5];

@@ -25,6 +25,15 @@
 #define wrmsrq_safe_on_cpu(cpu, msr, val)	wrmsrl_safe_on_cpu(cpu, msr, val)
 #endif
 
+/*
+ * IA32_PERF_GLOBAL_STATUS_SET (SDM Vol. 4, "IA32_PERF_GLOBAL_STATUS_SET"): <asm/msr-index.h> of
+ * 6.1 and 6.12 lacks it, so it is named the way its MSR_CORE_PERF_GLOBAL_* neighbours are; a
+ * kernel that defines it wins.
+ */
+#ifndef MSR_CORE_PERF_GLOBAL_STATUS_SET
+#define MSR_CORE_PERF_GLOBAL_STATUS_SET		0x00000391
+#endif
+
 /**
  * ptlab_lvtpc_write - write the LVT performance-monitor entry of the local APIC
  * @val: the entry (APIC_DM_NMI: delivery mode NMI, unmasked)

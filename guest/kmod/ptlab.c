@@ -20,8 +20,9 @@
  *
  * Policy, as arch/x86/kernel/msr.c does for /dev/cpu/N/msr: CAP_SYS_RAWIO to open, no MSR write
  * under lockdown (LOCKDOWN_MSR); and beyond it, WRMSR only to the PT and ToPA-PMI MSRs, and no
- * TraceEn=1 that would let PT reach memory outside the file's buffers (ptlab_reach_cpu).
+ * TraceEn=1 that would let PT reach memory outside the file's buffers (ptlab_reach_out).
  */
+#include <linux/bitfield.h>
 #include <linux/bitmap.h>
 #include <linux/cpumask.h>
 #include <linux/fs.h>
@@ -44,6 +45,8 @@
 #include <linux/wait.h>
 #include <asm/apic.h>
 #include <asm/asm.h>
+#include <asm/fpu/types.h>
+#include <asm/fpu/xstate.h>
 #include <asm/mem_encrypt.h>
 #include <asm/msr-index.h>
 #include <asm/msr.h>
@@ -54,15 +57,20 @@
 #include "compat.h"
 #include "ptlab_uapi.h"
 
-/* IA32_PERF_GLOBAL_STATUS_SET (SDM Vol. 4, "IA32_PERF_GLOBAL_STATUS_SET"); not in msr-index.h */
-#define PTLAB_PERF_GLOBAL_STATUS_SET	0x00000391
 #define PTLAB_EVENTS			64	/* per-CPU ring of PMI events (a power of two) */
 #define PTLAB_ARMED			BIT(31)	/* in ptlab_cpu.arm, beside PTLAB_PMI_* */
-#define PTLAB_TOPA_BASE			GENMASK_ULL(51, 12)	/* a ToPA entry's Base field */
+/*
+ * The fields of a ToPA entry (docs/sdm/output.md §4.2) and MASK_PTRS.MaskOrTableOffset (§4.1):
+ * <asm/msr-index.h> has no names for them; the kernel describes the entry only in
+ * arch/x86/events/intel/pt.h (struct topa_entry), which is not among the headers a module sees.
+ */
 #define PTLAB_TOPA_END			BIT_ULL(0)
 #define PTLAB_TOPA_STOP			BIT_ULL(4)
-#define PTLAB_XSAVE_LEGACY		512	/* the legacy region before the XSAVE header */
-#define PTLAB_XSAVE_EXT			576	/* the compacted area's first component */
+#define PTLAB_TOPA_SIZE			GENMASK_ULL(9, 6)	/* the region is 4 KiB << Size */
+#define PTLAB_TOPA_BASE			GENMASK_ULL(51, 12)
+#define PTLAB_MASK_TABLE_OFFSET		GENMASK_ULL(31, 7)	/* the current entry's index */
+/* The compacted area's first component follows the legacy region and the XSAVE header. */
+#define PTLAB_XSAVE_EXT			(XSAVE_HDR_OFFSET + XSAVE_HDR_SIZE)
 
 struct ptlab_file;
 
@@ -147,7 +155,7 @@ static const u32 ptlab_wrmsr_allowed[] = {
 	MSR_IA32_RTIT_OUTPUT_BASE, MSR_IA32_RTIT_OUTPUT_MASK,
 	MSR_IA32_RTIT_ADDR0_A, MSR_IA32_RTIT_ADDR0_B, MSR_IA32_RTIT_ADDR1_A, MSR_IA32_RTIT_ADDR1_B,
 	MSR_IA32_RTIT_ADDR2_A, MSR_IA32_RTIT_ADDR2_B, MSR_IA32_RTIT_ADDR3_A, MSR_IA32_RTIT_ADDR3_B,
-	MSR_CORE_PERF_GLOBAL_STATUS, MSR_CORE_PERF_GLOBAL_OVF_CTRL, PTLAB_PERF_GLOBAL_STATUS_SET,
+	MSR_CORE_PERF_GLOBAL_STATUS, MSR_CORE_PERF_GLOBAL_OVF_CTRL, MSR_CORE_PERF_GLOBAL_STATUS_SET,
 };
 
 /**
@@ -352,7 +360,7 @@ static int ptlab_topa_step(struct ptlab_walk *w, u64 *table, u64 *pos, bool *sto
 		*pos = *table;
 		return 0;
 	}
-	if (!ptlab_reach(w, e & PTLAB_TOPA_BASE, (u64)SZ_4K << ((e >> 6) & 0xf)))
+	if (!ptlab_reach(w, e & PTLAB_TOPA_BASE, (u64)SZ_4K << FIELD_GET(PTLAB_TOPA_SIZE, e)))
 		return -EINVAL;
 	*stop = e & PTLAB_TOPA_STOP;
 	*pos += 8;
@@ -384,7 +392,7 @@ static int ptlab_reach_out(struct ptlab_walk *w, const struct ptlab_out *out)
 
 		return ptlab_reach(w, out->base & ~mask, mask + 1) ? 0 : -EINVAL;
 	}
-	pos = table + (((out->mask >> 7) & 0x1ffffff) << 3);
+	pos = table + (FIELD_GET(PTLAB_MASK_TABLE_OFFSET, out->mask) << 3);
 	tortoise = pos;
 	/* Each position is an entry of the file's buffers: there are no more steps than entries. */
 	for (steps = 0; steps <= 2 * (PTLAB_MAX_TOTAL / 8); steps++) {
@@ -1015,11 +1023,11 @@ static int ptlab_image_allowed(struct ptlab_file *f, u32 cpu, const u8 *area, u3
 	struct ptlab_out out;
 	u64 xstate_bv, xcomp_bv;
 
-	if (len < PTLAB_XSAVE_LEGACY + 16)
+	if (len < XSAVE_HDR_OFFSET + 16)
 		return 0;	/* no header: XRSTORS faults */
-	xstate_bv = get_unaligned_le64(area + PTLAB_XSAVE_LEGACY);
-	xcomp_bv = get_unaligned_le64(area + PTLAB_XSAVE_LEGACY + 8);
-	if (!(xstate_bv & BIT_ULL(PTLAB_XSTATE_PT)) || !(xcomp_bv & BIT_ULL(63)))
+	xstate_bv = get_unaligned_le64(area + XSAVE_HDR_OFFSET);
+	xcomp_bv = get_unaligned_le64(area + XSAVE_HDR_OFFSET + 8);
+	if (!(xstate_bv & BIT_ULL(PTLAB_XSTATE_PT)) || !(xcomp_bv & XCOMP_BV_COMPACTED_FORMAT))
 		return 0;	/* the initial configuration (TraceEn=0), or a #GP */
 	if ((xcomp_bv & GENMASK_ULL(PTLAB_XSTATE_PT - 1, 2)) || len < PTLAB_XSAVE_EXT + 24)
 		return -EINVAL;
@@ -1191,7 +1199,8 @@ static int ptlab_nmi(unsigned int cmd, struct pt_regs *regs)
 	if ((arm & PTLAB_PMI_CLEAR_TRACEEN) && (ctl & RTIT_CTL_TRACEEN) &&
 	    !wrmsrq_safe(MSR_IA32_RTIT_CTL, ctl & ~RTIT_CTL_TRACEEN))
 		flags |= PTLAB_EV_TRACEEN_CLEARED;
-	if (wrmsrq_safe(MSR_CORE_PERF_GLOBAL_OVF_CTRL, GLOBAL_STATUS_TRACE_TOPAPMI))
+	if (wrmsrq_safe(MSR_CORE_PERF_GLOBAL_OVF_CTRL,
+			MSR_CORE_PERF_GLOBAL_OVF_CTRL_TRACE_TOPA_PMI))
 		flags &= ~PTLAB_EV_ACKED;
 	ptlab_record(c, flags, gs, ctl, status);
 	return NMI_HANDLED;

@@ -31,14 +31,26 @@
 #define PTLAB_XSTATE_PT		8		/* XSAVE state component 8: PT state */
 #define PTLAB_KSTATE_CPUS	1024		/* CPUs the kstate bitmaps cover */
 
-/** struct ptlab_msr - one RDMSR or WRMSR on @cpu (value in for WRMSR, out for RDMSR) */
+/**
+ * struct ptlab_msr - one RDMSR or WRMSR on @cpu
+ * @cpu: the CPU
+ * @msr: the MSR's address
+ * @value: in for WRMSR, out for RDMSR
+ */
 struct ptlab_msr {
 	__u32 cpu;
 	__u32 msr;
 	__u64 value;
 };
 
-/** struct ptlab_msr_op - one op of a batch; @err is 0 or -EIO (#GP), set for executed ops */
+/**
+ * struct ptlab_msr_op - one op of a batch
+ * @msr: the MSR's address
+ * @write: 1 for WRMSR, 0 for RDMSR
+ * @value: in for WRMSR, out for RDMSR
+ * @err: out: 0, or -EIO (#GP) for the op that ended the batch
+ * @pad: 0
+ */
 struct ptlab_msr_op {
 	__u32 msr;
 	__u32 write;
@@ -63,7 +75,17 @@ struct ptlab_msr_batch {
 	__u32 pad;
 };
 
-/** struct ptlab_cpuid - CPUID.(@leaf, @subleaf) executed on @cpu */
+/**
+ * struct ptlab_cpuid - CPUID.(@leaf, @subleaf) executed on @cpu
+ * @cpu: the CPU
+ * @leaf: EAX before CPUID
+ * @subleaf: ECX before CPUID
+ * @eax: out
+ * @ebx: out
+ * @ecx: out
+ * @edx: out
+ * @pad: 0
+ */
 struct ptlab_cpuid {
 	__u32 cpu;
 	__u32 leaf;
@@ -72,7 +94,13 @@ struct ptlab_cpuid {
 	__u32 pad;
 };
 
-/** struct ptlab_buf - a contiguous, naturally aligned buffer (alloc: @size in; @id, @phys out) */
+/**
+ * struct ptlab_buf - a contiguous, naturally aligned buffer
+ * @size: in for PTLAB_IOC_BUF_ALLOC: a power of two, from a page to PTLAB_MAX_ORDER pages
+ * @phys: out for PTLAB_IOC_BUF_ALLOC: its physical address
+ * @id: out for PTLAB_IOC_BUF_ALLOC, in for PTLAB_IOC_BUF_FREE
+ * @pad: 0
+ */
 struct ptlab_buf {
 	__u64 size;
 	__u64 phys;
@@ -80,7 +108,14 @@ struct ptlab_buf {
 	__u32 pad;
 };
 
-/** struct ptlab_buf_io - copy @len bytes between buffer @id at @offset and user address @data */
+/**
+ * struct ptlab_buf_io - copy @len bytes between buffer @id at @offset and user address @data
+ * @id: the buffer
+ * @pad: 0
+ * @offset: the first byte, from the buffer's start
+ * @len: how many bytes
+ * @data: user address of @len bytes (in for PTLAB_IOC_BUF_WRITE, out for PTLAB_IOC_BUF_READ)
+ */
 struct ptlab_buf_io {
 	__u32 id;
 	__u32 pad;
@@ -116,7 +151,11 @@ struct ptlab_pmi_arm {
 	__u32 flags;
 };
 
-/** struct ptlab_pmi_task - the task the top half of @cpu freezes: @pid (0: none) */
+/**
+ * struct ptlab_pmi_task - the task the top half of @cpu freezes (PTLAB_PMI_FREEZE)
+ * @cpu: a CPU the caller's file armed
+ * @pid: the task, or 0 for none
+ */
 struct ptlab_pmi_task {
 	__u32 cpu;
 	__s32 pid;
@@ -127,7 +166,16 @@ struct ptlab_pmi_task {
 #define PTLAB_EV_SYNTHETIC	(1u << 2)	/* made by PTLAB_IOC_PMI_TEST, not by an NMI */
 #define PTLAB_EV_FROZEN		(1u << 3)	/* the CPU's task got SIGSTOP before the wake-up */
 
-/** struct ptlab_pmi_event - one claimed PMI, as read(2) from /dev/ptlab returns it */
+/**
+ * struct ptlab_pmi_event - one claimed PMI, as read(2) from /dev/ptlab returns it
+ * @cpu: the CPU it arrived on
+ * @flags: PTLAB_EV_*
+ * @seq: its number on that CPU (a gap: events overwritten before they were read)
+ * @global_status: IA32_PERF_GLOBAL_STATUS (0 for a synthetic event)
+ * @ctl: IA32_RTIT_CTL before the handler changed it (0 for a synthetic event)
+ * @status: IA32_RTIT_STATUS (0 for a synthetic event)
+ * @tsc: the TSC when the event was recorded
+ */
 struct ptlab_pmi_event {
 	__u32 cpu;
 	__u32 flags;
@@ -178,7 +226,12 @@ struct ptlab_kstate {
 	__u64 taken[PTLAB_KSTATE_WORDS];
 };
 
-/** struct ptlab_task_cr3 - the CR3 task @pid's user code runs under (out: @cr3) */
+/**
+ * struct ptlab_task_cr3 - the CR3 task @pid's user code runs under
+ * @pid: the task
+ * @pad: 0
+ * @cr3: out
+ */
 struct ptlab_task_cr3 {
 	__s32 pid;
 	__u32 pad;
