@@ -3,7 +3,9 @@
 //   harness/cli, scenarios, runner, report, bench   what a user runs
 //   harness/merge/                                   ptlab merge: above the runner and the report, below the CLI
 //   harness/hosts/                                   ptlab run --hosts: above the runner, below the CLI
-//   harness/report/html/                             ptlab report: reads run directories (report layer, codecs) only
+//   harness/report/html/                             ptlab report: reads run directories (rundir, report layer, codecs) only
+//   harness/rundir/                                  the run directory: format, writers (RecordingTarget, staging), readers;
+//                                                    runner, report, diff, merge, replay and seq import down into it
 //   harness/hybrid/                                  targets composed of targets (`--pt model`)
 //   harness/sim/   harness/qemu/   harness/ssh/      the targets; none imports another
 //   harness/link/                                    the guest link both real targets use
@@ -93,7 +95,7 @@ module.exports = {
     },
     {
       name: 'replay-below-the-cli-only',
-      comment: 'harness/replay issues a recorded transcript again (ptlab replay): it stands on the runner, the diff normaliser and the targets, and only the CLI imports it.',
+      comment: 'harness/replay issues a recorded transcript again (ptlab replay): it stands on the runner, the run directory (its recorder and normaliser) and the targets, and only the CLI imports it.',
       severity: 'error',
       from: { path: '^harness/', pathNot: '^harness/(cli|replay)/' },
       to: { path: '^harness/replay/' },
@@ -113,8 +115,15 @@ module.exports = {
       to: { path: '^harness/fuzz/' },
     },
     {
+      name: 'rundir-below-its-readers-and-writers',
+      comment: 'harness/rundir is the run directory: its format, its writers (RecordingTarget, staging and commit) and its readers. The runner, the report, diff, merge, replay and seq stand on it; it stands on the driver and harness/files.',
+      severity: 'error',
+      from: { path: '^harness/rundir/' },
+      to: { path: '^harness/(cli|scenarios|runner|report|diff|merge|replay|seq|hosts|bench|crash|fuzz|perf)/' },
+    },
+    {
       name: 'report-html-reads-run-directories',
-      comment: 'harness/report/html (ptlab report) reads run directories through the report layer and the codecs; run and merge call it, it calls neither them nor a target.',
+      comment: 'harness/report/html (ptlab report) reads run directories through harness/rundir, the report layer and the codecs; run and merge call it, it calls neither them nor a target.',
       severity: 'error',
       from: { path: '^harness/report/html/' },
       to: { path: '^harness/(cli|scenarios|runner|merge|seq|replay|bench|sim|qemu|ssh|link|hybrid|native)/' },

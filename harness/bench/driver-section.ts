@@ -6,7 +6,7 @@
 // guest image exists. Reported, never asserted on time; a scenario whose expectations fail
 // makes the section not ok.
 import { lostBytes } from '../../driver/collect/ledger.js';
-import { RecordingTarget } from '../../driver/transcript.js';
+import { RecordingTarget } from '../rundir/recording-target.js';
 import type { TraceResult } from '../../driver/session.js';
 import { findGuestImage, findOnPath, QEMU_BINARY } from '../qemu/images.js';
 import { openSuiteTarget, type SuiteTarget } from '../runner/suite-target.js';

@@ -5,7 +5,7 @@
 // lines, bounded whatever the suite's size — the first run, then one line each twentieth of the
 // runs or every 30 s (whichever comes first), the last run, every failed, corrupt or errored run,
 // and in a sweep a seed's line in place of the run's when the seed that ends is due.
-import { isBad, type ResultJson } from '../report/result.js';
+import { isBad, type ResultJson } from '../rundir/result.js';
 import { progressLine, runLabel } from '../report/summary.js';
 
 /** Where progress goes: whole lines, and on a terminal the live line (`status`, '' clears it). */

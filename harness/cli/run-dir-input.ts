@@ -4,7 +4,8 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
-import { readRunFile, RUN_FILES } from '../report/run-dir.js';
+import { readRunFile } from '../rundir/read-run-file.js';
+import { RUN_FILES } from '../rundir/run-files.js';
 
 /** What a run directory holds for a decoder. */
 export interface RunDirInput {

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ResultJson } from '../report/result.js';
+import type { ResultJson } from '../rundir/result.js';
 import { Rng } from '../sim/workload/prng.js';
 
 /** One stopped suite. */
@@ -36,7 +36,7 @@ export interface SignalSweepPlan {
 
 const EXIT_OF = { SIGTERM: 143, SIGINT: 130 } as const;
 
-/** Every directory under `dir` whose name marks a staging directory (run-dir.ts `stage`). */
+/** Every directory under `dir` whose name marks a staging directory (harness/rundir/stage.ts `stage`). */
 async function stagingLeft(dir: string): Promise<string[]> {
   const out: string[] = [];
   const walk = async (d: string): Promise<void> => {

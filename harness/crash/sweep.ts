@@ -8,7 +8,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
 import type { DriverFault } from '../../driver/faults.js';
-import type { ResultJson } from '../report/result.js';
+import type { ResultJson } from '../rundir/result.js';
 import { runScenario } from '../runner/run-scenario.js';
 import type { Scenario } from '../scenarios/kit/scenario.js';
 import type { ProfileName } from '../sim/profiles.js';

@@ -4,12 +4,14 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
-import { readRunFile, RUN_FILES, type RunFile } from '../report/run-dir.js';
+import { readRunFile } from '../rundir/read-run-file.js';
+import { RUN_FILES, type RunFile } from '../rundir/run-files.js';
 import { flowOfRunDir } from '../runner/flow-check.js';
 import { streamPackets } from './packets.js';
-import { gpRuleOf, normalTranscript } from './transcript.js';
-import { readResultJson } from '../report/read-result.js';
-import type { ResultJson } from '../report/result.js';
+import { gpRuleOf } from '../rundir/parse-transcript.js';
+import { normalTranscript } from '../rundir/normalize-transcript.js';
+import { readResultJson } from '../rundir/read-result.js';
+import type { ResultJson } from '../rundir/result.js';
 type Expectation = ResultJson['expectations'][number];
 
 /** What a section compares. */

@@ -4,7 +4,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
-import { RUN_FILES } from '../report/run-dir.js';
+import { RUN_FILES } from '../rundir/run-files.js';
 import { diffRuns, type DiffOptions, type RunDiff } from './run-diff.js';
 
 /** One run of the matrix: where it sits and how the two suites compare there. */

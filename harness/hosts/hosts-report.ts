@@ -3,8 +3,8 @@
 // named `<host>/<scenario>@<target>:<profile>` (and the seed in a sweep), so CI shows every host
 // apart; and OUT/results.jsonl, every host's results.jsonl lines with a leading `host` key. The
 // expectations of each run stay in the host's own OUT/<host>/junit.xml.
-import { documentXml, outcomeCounts, outcomeXml, secs, suiteXml, xmlEscape, type Counts, type TimedResult } from '../report/junit.js';
-import { resultsLine } from '../report/results-index.js';
+import { documentXml, outcomeCounts, outcomeXml, secs, suiteXml, xmlEscape, type Counts } from '../report/junit.js';
+import { resultsLine, type TimedResult } from '../rundir/results-index.js';
 
 /** One host's part of the report: its runs, and why its suite did not run to its end. */
 export interface HostRuns {

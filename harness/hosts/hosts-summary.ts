@@ -1,7 +1,7 @@
 // What `ptlab run --hosts` prints at the end (docs/hosts.md "On the console"): the scenario ×
 // host:profile table of every run (report/summary.ts, with each run's target shown as its host),
 // then one line per host with its counts and how its suite ended.
-import type { ResultJson } from '../report/result.js';
+import type { ResultJson } from '../rundir/result.js';
 import { summaryTable, verdictCounts } from '../report/summary.js';
 import type { HostRun } from './run-hosts.js';
 

@@ -6,7 +6,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { SeqFileError } from '../seq/errors.js';
 import { parseSeqText, type SeqPath, type SeqSource } from '../seq/parse.js';
-import { RESULTS_FILE } from '../report/results-index.js';
+import { RESULTS_FILE } from '../rundir/results-index.js';
 import type { PtMode, SshReach } from '../runner/targets.js';
 import { InventoryError, type InventoryPos } from './errors.js';
 import { checkInventorySchema } from './schema.js';

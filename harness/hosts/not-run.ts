@@ -4,9 +4,9 @@
 // cellsOf), where a `pt: hardware` host would have run its own CPU's profile (`probed`).
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { junitSweepXml, junitXml, type TimedResult } from '../report/junit.js';
-import { errorResult } from '../report/result.js';
-import { RESULTS_FILE, resultsIndexText } from '../report/results-index.js';
+import { junitSweepXml, junitXml } from '../report/junit.js';
+import { RESULTS_FILE, resultsIndexText, type TimedResult } from '../rundir/results-index.js';
+import { errorResult } from '../rundir/result.js';
 import { PROBED_PROFILE } from '../runner/probed-profile.js';
 import { cellsOf } from '../runner/matrix.js';
 import { seedRange, type SuitePlan } from '../runner/suite.js';

@@ -7,8 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
-import type { TimedResult } from '../report/junit.js';
-import { parseResultsIndex, RESULTS_FILE } from '../report/results-index.js';
+import { parseResultsIndex, RESULTS_FILE, type TimedResult } from '../rundir/results-index.js';
 import { prepareOut } from '../report/out-dir.js';
 import { runSuite, type SuiteOptions, type SuiteOutcome, type SuitePlan } from '../runner/suite.js';
 import { TargetUnavailableError } from '../runner/suite-target.js';

@@ -5,7 +5,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { nearest } from '../text/nearest.js';
 import type { SeqPath, SeqSource } from '../seq/parse.js';
-import { loadSchemaFile } from '../report/schema-file.js';
+import { loadSchemaFile } from '../files/schema-file.js';
 import { commonMessage, errorPath, jsonOf, unknownKeyMessage, unknownKeyOf } from '../seq/schema-errors.js';
 import { InventoryError } from './errors.js';
 

@@ -2,7 +2,7 @@
 // rules"), checked in this order: one matrix (fingerprint) cut into one number of shards; each
 // shard once; every shard there; each cell held (as a result or a run directory) by one shard
 // only, the one the assignment gives it to; every run whose verdict keeps a directory has it. The first rule broken is a MergeError naming the shards.
-import type { TimedResult } from '../report/junit.js';
+import type { TimedResult } from '../rundir/results-index.js';
 import { cellKey, cellsOf, type Cell, type MatrixDef } from '../runner/matrix.js';
 import { shardOfCell } from '../runner/shard.js';
 import { MergeError } from './errors.js';

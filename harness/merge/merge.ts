@@ -6,8 +6,8 @@
 // written until every check has passed.
 import { PtError } from '../../driver/base/errors.js';
 import { join, relative, resolve, sep } from 'node:path';
-import { junitSweepXml, junitXml, type TimedResult } from '../report/junit.js';
-import { RESULTS_FILE, resultsIndexText } from '../report/results-index.js';
+import { junitSweepXml, junitXml } from '../report/junit.js';
+import { RESULTS_FILE, resultsIndexText, type TimedResult } from '../rundir/results-index.js';
 import { removeShardJson } from '../runner/shard.js';
 import { prepareOut } from '../report/out-dir.js';
 import { runDirOf } from '../runner/suite.js';

@@ -6,7 +6,8 @@
 // there; other files in the shard's run directory are not merged (they are returned).
 import { copyFile, link, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { commit, discard, RUN_FILES, stage } from '../report/run-dir.js';
+import { commit, discard, stage } from '../rundir/stage.js';
+import { RUN_FILES } from '../rundir/run-files.js';
 
 /** How the files arrived, and the files of the shard's run directory that are not ptlab's. */
 export interface Placed {

@@ -4,9 +4,8 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
-import type { TimedResult } from '../report/junit.js';
-import { parseResultsIndex, readResultsIndexFile, RESULTS_FILE } from '../report/results-index.js';
-import { RUN_FILES } from '../report/run-dir.js';
+import { parseResultsIndex, readResultsIndexFile, RESULTS_FILE, type TimedResult } from '../rundir/results-index.js';
+import { RUN_FILES } from '../rundir/run-files.js';
 import { fingerprintOf } from '../runner/matrix.js';
 import { readShardJson, SHARD_FILE, type ShardJson } from '../runner/shard.js';
 import { MergeError } from './errors.js';

@@ -4,7 +4,7 @@
 // enum in tools/perf/util/intel-pt.h (INTEL_PT_PMU_TYPE … INTEL_PT_FILTER_STR_LEN).
 import { fieldMask } from '../../driver/hw/field.js';
 import { IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
-import type { TraceTiming } from '../report/interop.js';
+import type { TraceTiming } from '../rundir/interop.js';
 
 /**
  * The PMU format attributes of arch/x86/events/intel/pt.c (`PMU_FORMAT_ATTR(pt, "config:0")` …):

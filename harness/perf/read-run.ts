@@ -6,9 +6,11 @@ import { join, resolve } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
 import { IA32_RTIT_ADDR_A, IA32_RTIT_ADDR_B, IA32_RTIT_CTL } from '../../driver/hw/msrs.js';
 import { rangeConfigs, type AddressRange } from './address-filters.js';
-import { parseTranscriptLine } from '../diff/transcript.js';
-import { readResultJson } from '../report/read-result.js';
-import { readRunFile, RUN_FILES, type ImageJson } from '../report/run-dir.js';
+import { parseTranscriptLine } from '../rundir/parse-transcript.js';
+import { readResultJson } from '../rundir/read-result.js';
+import { readRunFile } from '../rundir/read-run-file.js';
+import { RUN_FILES } from '../rundir/run-files.js';
+import type { ImageJson } from '../rundir/image-json.js';
 
 /** What the export reads from one run directory. */
 export interface RunForPerf {

@@ -4,10 +4,11 @@
 // execution, or its end. Physical addresses move with their buffer: the n-th allocation of the
 // recording is the n-th of the replay (its role), at whatever base this target gives it.
 import type { Execution, PhysRegion, TargetEvent } from '../../driver/target.js';
-import type { RecordingTarget } from '../../driver/transcript.js';
+import type { RecordingTarget } from '../rundir/recording-target.js';
 import { buildPtXsaveArea, PT_STATE_LAYOUT, ptStateBytes, type PtState } from '../../driver/hw/xsave.js';
 import { TOPA_ENTRY_BYTES } from '../../driver/hw/topa.js';
-import { BufferRoles, OUTPUT_BASE_MSR } from '../diff/transcript.js';
+import { BufferRoles } from '../rundir/buffer-roles.js';
+import { OUTPUT_BASE_MSR } from '../rundir/normalize-transcript.js';
 import { NotReplayableError } from './errors.js';
 import { workloadOfRecipe } from './workload.js';
 

@@ -4,18 +4,19 @@
 import { join } from 'node:path';
 import { CustodyTarget } from '../../driver/custody.js';
 import { describeLeaks } from '../../driver/teardown.js';
-import { readRunFile, RUN_FILES, type RunFile } from '../report/run-dir.js';
+import { readRunFile } from '../rundir/read-run-file.js';
+import { RUN_FILES, type RunFile } from '../rundir/run-files.js';
 import { PtError } from '../../driver/base/errors.js';
 import type { SuiteTarget } from '../runner/suite-target.js';
 import { findScenario } from '../scenarios/index.js';
 import type { SimSettings } from '../scenarios/kit/scenario.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import { getProfile, type ProfileName } from '../sim/profiles.js';
-import { parseTranscriptLine } from '../diff/transcript.js';
+import { parseTranscriptLine } from '../rundir/parse-transcript.js';
 import { NotReplayableError } from './errors.js';
 import { replayTranscript, type CpuidDifference, type Divergence } from './replay.js';
 import { replaceFile } from '../report/owned-files.js';
-import { NotARunDirError, readResultJson } from '../report/read-result.js';
+import { NotARunDirError, readResultJson } from '../rundir/read-result.js';
 
 export interface ReplayRunOptions {
   /** The profile of the replay's model (default: the recorded run's). */

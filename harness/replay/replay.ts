@@ -1,11 +1,12 @@
 // `ptlab replay`'s core: a recorded transcript issued again, step by step, on another target, each
 // step's new transcript lines compared with the recorded ones (addresses by buffer role, no
-// timestamps: harness/diff/transcript.ts). The first step whose lines differ — a value, a fault, an
-// event — is the divergence; the replay stops there (docs/replay.md).
+// timestamps: harness/rundir/normalize-transcript.ts). The first step whose lines differ — a value,
+// a fault, an event — is the divergence; the replay stops there (docs/replay.md).
 import { PtError } from '../../driver/base/errors.js';
 import type { Target } from '../../driver/target.js';
-import { RecordingTarget } from '../../driver/transcript.js';
-import { gpRuleOf, TranscriptNormalizer } from '../diff/transcript.js';
+import { RecordingTarget } from '../rundir/recording-target.js';
+import { gpRuleOf } from '../rundir/parse-transcript.js';
+import { TranscriptNormalizer } from '../rundir/normalize-transcript.js';
 import { explainLines } from './explain.js';
 import { EVENT_OPS, stepAt, StepIssuer, type RecordedLine } from './issue.js';
 

@@ -2,7 +2,7 @@
 // model crueller or kinder than the SDM, or a deliberately wrong driver. A FAIL is what such a run
 // must give, so wherever verdicts are shown (the summary table, the report's header, matrix cells
 // and sections) the controls are named beside them. result.json's figures are their one record.
-import type { ResultJson } from './result.js';
+import type { ResultJson } from '../rundir/result.js';
 
 /** The controls of one run, each as `knob NAME` or `driver fault NAME`, from its figures. */
 export function controlsOf(figures: ResultJson['figures']): string[] {

@@ -4,7 +4,8 @@
 // (scenario, profile) with one testcase per seed. Every
 // testsuite carries tests, failures, errors, skipped and time, as the common Jenkins JUnit schema
 // requires; every testcase carries its time. CI tools read it.
-import { isFailure, type ResultJson, type Verdict } from './result.js';
+import { isFailure, type ResultJson, type Verdict } from '../rundir/result.js';
+import type { TimedResult } from '../rundir/results-index.js';
 
 /** XML attribute/text escaping. */
 export function xmlEscape(s: string): string {
@@ -12,12 +13,6 @@ export function xmlEscape(s: string): string {
     // XML 1.0 forbids most control characters even escaped.
     // eslint-disable-next-line no-control-regex
     .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '?');
-}
-
-/** A run's result and how long it took (milliseconds; 0 when not measured). */
-export interface TimedResult {
-  readonly result: ResultJson;
-  readonly ms: number;
 }
 
 const a = (s: string): string => xmlEscape(s);

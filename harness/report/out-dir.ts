@@ -7,7 +7,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { systemWords } from '../text/strerror.js';
 import { PtError } from '../../driver/base/errors.js';
 import { ForeignFileError, isPtlabFile } from './owned-files.js';
-import { RUN_FILES } from './run-dir.js';
+import { RUN_FILES } from '../rundir/run-files.js';
 
 /** Kernel file systems: writable-looking paths where a run directory cannot live. */
 const PSEUDO_FS = ['/proc', '/sys', '/dev'];
@@ -74,7 +74,7 @@ export async function prepareOut(out: string, force = false): Promise<string | u
   return created;
 }
 
-/** A staging entry of ptlab's (run-dir.ts stage, owned-files.ts replaceFile): `.<name>.partial-<pid>-<ms>`. */
+/** A staging entry of ptlab's (harness/rundir/stage.ts stage, owned-files.ts replaceFile): `.<name>.partial-<pid>-<ms>`. */
 const STAGING = /^\..+\.partial-(\d+)-\d+$/;
 
 /** True while process `pid` exists on this machine (signal 0 asks without sending anything). */

@@ -1,6 +1,6 @@
 // The summary table `ptlab run` prints at the end: one row per run, then the totals.
 import { controlsLine, suiteControls } from './controls.js';
-import { isFailure, VERDICTS, type ResultJson, type Verdict } from './result.js';
+import { isFailure, VERDICTS, type ResultJson, type Verdict } from '../rundir/result.js';
 
 /** How a verdict shows in progress lines and tables (the ones that need a look in capitals). */
 const TAG: Readonly<Record<Verdict, string>> = { pass: 'PASS', fail: 'FAIL', corrupt: 'CORRUPT', skip: 'skip', error: 'ERROR' };

@@ -9,7 +9,7 @@ import { FlowDecoder, type FlowLoss } from '../../driver/decode/flow/flow-decode
 import { ImageSet } from '../../driver/decode/flow/image.js';
 import { flowJsonLine } from '../../driver/decode/flow/record.js';
 import type { FlowMatch } from '../scenarios/kit/context.js';
-import { RUN_FILES } from '../report/run-dir.js';
+import { RUN_FILES } from '../rundir/run-files.js';
 
 /** A code image the flow decoder reads instructions from: its bytes at `base`. */
 export interface FlowImage {

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { firstBuilt } from '../../driver/base/built-module.js';
 import { PtError } from '../../driver/base/errors.js';
-import { isBad, type ResultJson } from '../report/result.js';
+import { isBad, type ResultJson } from '../rundir/result.js';
 import type { ProfileName } from '../sim/profiles.js';
 import { runSection } from '../report/html/run-view.js';
 import type { RunDetail } from '../report/html/view-model.js';

@@ -6,8 +6,8 @@
 // (docs/design.md "The memory oracle").
 import { hex } from '../../driver/base/hex.js';
 import { CustodyTarget } from '../../driver/custody.js';
-import { RecordingTarget } from '../../driver/transcript.js';
-import { withCorruption, type CorruptRecord, type LeakRecord, type ResultJson } from '../report/result.js';
+import { RecordingTarget } from '../rundir/recording-target.js';
+import { withCorruption, type CorruptRecord, type LeakRecord, type ResultJson } from '../rundir/result.js';
 import type { SimTarget } from '../sim/sim-target.js';
 import type { RunCpu } from './suite-target.js';
 

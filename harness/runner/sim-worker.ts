@@ -9,7 +9,7 @@ import type { KnobName } from '../sim/knobs/knobs.js';
 import type { ProfileName } from '../sim/profiles.js';
 import type { RealismMode } from '../sim/realism.js';
 import type { RunDetail } from '../report/html/view-model.js';
-import type { ResultJson } from '../report/result.js';
+import type { ResultJson } from '../rundir/result.js';
 import { runCell } from './lanes.js';
 import type { KeepRuns } from './run-scenario.js';
 import { SimSuiteTarget } from './suite-target.js';

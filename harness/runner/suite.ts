@@ -8,15 +8,13 @@
 // and always disposed, also when the suite is aborted (SIGINT in the CLI) or a
 // run throws.
 import { mkdir } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
-import { TargetError } from '../link/errors.js';
-import { junitSweepXml, junitXml, type TimedResult } from '../report/junit.js';
-import { errorResult, isBad, isFailure, type ResultJson } from '../report/result.js';
-import { RESULTS_FILE, resultsIndexText } from '../report/results-index.js';
-import { prepareOut, removeEmptyDirs, unprepareOut } from '../report/out-dir.js';
+import { junitSweepXml, junitXml } from '../report/junit.js';
+import { RESULTS_FILE, resultsIndexText, type TimedResult } from '../rundir/results-index.js';
+import type { ResultJson } from '../rundir/result.js';
+import { prepareOut, unprepareOut } from '../report/out-dir.js';
 import type { MadeSections } from '../report/html/suite-view.js';
-import type { RunDetail } from '../report/html/view-model.js';
 import type { DriverFault } from '../../driver/faults.js';
 import type { KnobName } from '../sim/knobs/knobs.js';
 import type { RealismMode } from '../sim/realism.js';
@@ -25,7 +23,8 @@ import type { Scenario, TargetKind } from '../scenarios/kit/scenario.js';
 import { cellsOf, fingerprintOf, type MatrixDef } from './matrix.js';
 import type { KeepRuns } from './run-scenario.js';
 import { cellsOfShard, removeShardJson, SHARD_FORMAT, writeShardJson, type ShardJson, type ShardSpec } from './shard.js';
-import { cpuBusy, openSuiteTarget, targetFailure, type SuiteTarget } from './suite-target.js';
+import { openSuiteTarget, type SuiteTarget } from './suite-target.js';
+import { SuiteRun, type Incomplete, type SuiteCell } from './suite-run.js';
 import { laneCpus } from './cpu-map.js';
 import { HelperPtSuite } from './helper-suite.js';
 import { simWorkerLane, targetLane, type Lane } from './lanes.js';
@@ -57,7 +56,7 @@ export interface SuitePlan {
   readonly driverFaults?: readonly DriverFault[];
   /** How to reach a qemu or ssh target. */
   readonly reach?: TargetReach;
-  /** Runs ending in a target failure after which the suite stops (default DEFAULT_MAX_TARGET_FAILURES). */
+  /** Runs ending in a target failure after which the suite stops (default suite-run.ts DEFAULT_MAX_TARGET_FAILURES). */
   readonly maxTargetFailures?: number;
   /** Run only this shard's cells (shard.ts) and write shard.json. */
   readonly shard?: ShardSpec;
@@ -87,12 +86,6 @@ export function seedRange(plan: Pick<SuitePlan, 'seed' | 'lastSeed'>): { readonl
   return { from: plan.seed, to: plan.lastSeed ?? plan.seed };
 }
 
-/** Why a suite stopped before its end, for the summary, junit.xml and the exit status. */
-export interface Incomplete {
-  readonly cause: 'interrupted' | 'target-died' | 'target-failures' | 'write-error' | 'internal' | 'cpu-busy';
-  readonly reason: string;
-}
-
 /** What a suite produced. */
 export interface SuiteOutcome {
   /** Every run made, in order; after a target death or too many target failures, the runs not made as errors. */
@@ -109,16 +102,6 @@ export interface SuiteOutcome {
   readonly indexError?: string;
 }
 
-/** Target failures (runs ending in a target error) after which a suite stops by default (--max-target-failures). */
-export const DEFAULT_MAX_TARGET_FAILURES = 3;
-
-/** errno codes of a run directory that cannot be written: the suite stops, it does not crash. */
-const WRITE_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EFBIG', 'EACCES', 'EPERM']);
-
-function isWriteError(e: unknown): e is NodeJS.ErrnoException {
-  return e instanceof Error && WRITE_ERRORS.has((e as NodeJS.ErrnoException).code ?? '');
-}
-
 /**
  * Runs every (scenario, profile) of `plan` in order on one target opened for the suite. It stops
  * early, saying why (SuiteOutcome.incomplete), when `signal` aborts (after the current run; `now`
@@ -128,7 +111,6 @@ function isWriteError(e: unknown): e is NodeJS.ErrnoException {
  */
 export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['progress'] = {}): Promise<SuiteOutcome> {
   const opts: SuiteOptions = typeof o === 'function' ? { progress: o } : o;
-  const progress = opts.progress ?? (() => undefined);
   const created = await prepareOut(plan.out, plan.force);
   // Under --force an earlier shard's identity must not outlive it: this suite is another one.
   if (plan.shard === undefined) await removeShardJson(plan.out);
@@ -142,14 +124,10 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
   const profiles: readonly (ProfileName | CpuProfile)[] = host.probed ? [host.probed] : plan.profiles;
   const sweep = plan.lastSeed !== undefined;
   const keep = plan.keep ?? (sweep ? 'failed' : 'all');
-  const maxFailures = plan.maxTargetFailures ?? DEFAULT_MAX_TARGET_FAILURES;
-  // The cells in the unsharded order (matrix.ts cellsOf); a shard keeps its own.
-  const matrix = cellsOf({ seeds: seedRange(plan), scenarios: plan.scenarios, profiles })
-    .map((c) => ({ index: c.index, seed: c.seed, s: c.scenario, p: c.profile, name: typeof c.profile === 'string' ? c.profile : c.profile.name }));
-  const jobs = plan.shard ? cellsOfShard(matrix, plan.shard) : matrix;
+  const cells = suiteCells(plan, profiles);
   let lanes: Lane[];
   try {
-    lanes = await openLanes(plan, host, Math.max(1, Math.min(plan.jobs ?? 1, jobs.length)), opts.signal);
+    lanes = await openLanes(plan, host, Math.max(1, Math.min(plan.jobs ?? 1, cells.length)), opts.signal);
   } catch (e) {
     await Promise.resolve(host[Symbol.asyncDispose]()).catch(() => undefined);
     await unprepareOut(plan.out, created);
@@ -159,131 +137,38 @@ export async function runSuite(plan: SuitePlan, o: SuiteOptions | SuiteOptions['
   const stopNow = (): void => { void dispose().catch(() => undefined); };
   opts.now?.addEventListener('abort', stopNow, { once: true });
   opts.opened?.(host);
-  const shardJson = plan.shard ? await shardJsonOf(plan, profiles.map((p) => (typeof p === 'string' ? p : p.name)), keep, jobs.length) : undefined;
-  const baseOf = (j: typeof jobs[number]) => ({ scenario: j.s.name, target: plan.target, profile: j.name, seed: j.seed });
-  // Results by cell: the suite's files list them in cell order whatever order the lanes finish in.
-  const byCell: (TimedResult | undefined)[] = new Array(jobs.length);
-  const sections = new Map<string, RunDetail>();
-  const leftPerSeed = new Map<number, number>();
-  for (const j of jobs) leftPerSeed.set(j.seed, (leftPerSeed.get(j.seed) ?? 0) + 1);
-  let incomplete: Incomplete | undefined, disposeError: string | undefined, junitError: string | undefined, indexError: string | undefined, targetFailures = 0;
-  let next = 0, finished = 0, stopped = false, notRun: string | undefined;
-  /** The error of a lane that failed for no reason the suite knows (a bug in ptlab), thrown once the suite's files are written. */
-  let internal: { readonly error: unknown } | undefined;
-  /** One lane: takes the next cell until none is left or the suite stops. */
-  const laneLoop = async (lane: Lane): Promise<void> => {
-    while (!stopped) {
-      if (opts.signal?.aborted || opts.now?.aborted) {
-        incomplete ??= { cause: 'interrupted', reason: `interrupted after ${finished} of ${jobs.length} runs` };
-        stopped = true;
-        return;
-      }
-      const i = next++;
-      if (i >= jobs.length) return;
-      const job = jobs[i]!;
-      const { seed, s, p, name } = job;
-      const t0 = performance.now();
-      const spec = { scenario: s, target: plan.target, profile: p, seed, knobs: plan.knobs ?? [], driverFaults: plan.driverFaults ?? [], ...(plan.realism ? { realism: plan.realism } : {}) };
-      const dir = runDirOf(plan.out, s.name, name, sweep ? seed : undefined);
-      // The directories a run without a directory of its own must not leave behind (never --out itself).
-      const leaveNoEmptyDirs = (): Promise<void> => removeEmptyDirs(dirname(dir), sweep ? join(plan.out, `seed-${seed}`) : dirname(dir));
-      let r: ResultJson;
-      try {
-        const ran = await lane.run(spec, dir, keep);
-        r = ran.result;
-        if (ran.section) sections.set(resolve(dir), ran.section);
-      } catch (e) {
-        // Preparing the CPU (or writing the run) failed: the target's fault, or the disk's.
-        const lost = lane.lost(), failed = targetFailure(e), busy = cpuBusy(e);
-        if (busy !== undefined) {
-          // Someone else traces on the CPU: no run can be made on it (claim.ts), so the suite stops here.
-          incomplete ??= { cause: 'cpu-busy', reason: busy };
-          notRun ??= busy;
-          stopped = true;
-          byCell[i] = { result: errorResult(baseOf(job), `not run: ${busy}`), ms: 0 };
-          return;
-        }
-        if (isWriteError(e)) {
-          incomplete ??= { cause: 'write-error', reason: `cannot write the run directory ${dir}: ${e.message}` };
-          stopped = true;
-          await leaveNoEmptyDirs().catch(() => undefined);
-          return;
-        }
-        if (opts.now?.aborted) {
-          // Stopped at once (a second signal): the target was disposed under this run, whatever it threw then.
-          incomplete ??= { cause: 'interrupted', reason: `interrupted during ${s.name} (${name}, seed ${seed}), after ${finished} of ${jobs.length} runs` };
-          stopped = true;
-          byCell[i] = { result: errorResult(baseOf(job), `not run: stopped at once (a second signal): ${incomplete.reason}`), ms: Math.round(performance.now() - t0) };
-          await leaveNoEmptyDirs().catch(() => undefined);
-          return;
-        }
-        if (lost === undefined && failed === undefined) {
-          // ptlab's own failure (a bug): the suite stops, its files say so, and the error goes on up.
-          stopped = true;
-          await leaveNoEmptyDirs().catch(() => undefined);
-          throw e;
-        }
-        r = errorResult(baseOf(job), lost !== undefined ? `the target died: ${lost}` : `the target failed: ${failed!}`);
-      }
-      // A run that kept no directory leaves no empty seed-<S>/<scenario>/ behind either.
-      if (keep === 'failed' && !isBad(r.verdict)) await leaveNoEmptyDirs();
-      // A sweep holds thousands of results: a run that did not fail keeps only its verdict.
-      const ms = Math.round(performance.now() - t0);
-      byCell[i] = { result: sweep && !isBad(r.verdict) ? { ...r, expectations: [], figures: {} } : r, ms };
-      const left = leftPerSeed.get(seed)! - 1;
-      leftPerSeed.set(seed, left);
-      progress(r, ++finished, jobs.length, ms, left === 0);
-      // A corrupt run may have lost its target too (corrupt wins over error): a dead target still stops the suite.
-      if ((r.verdict === 'error' || (r.verdict === 'corrupt' && lane.lost() !== undefined)) && !opts.now?.aborted) {
-        const lost = lane.lost();
-        targetFailures++;
-        const why = lost !== undefined ? `the target died during ${s.name} (${name}, seed ${seed}): ${lost}`
-          : targetFailures >= maxFailures ? `${targetFailures} runs ended in a target failure (--max-target-failures ${maxFailures})` : undefined;
-        if (why !== undefined) {
-          incomplete ??= { cause: lost !== undefined ? 'target-died' : 'target-failures', reason: why };
-          notRun ??= why;
-          stopped = true;
-          return;
-        }
-      }
-      if (plan.failFast && isFailure(r.verdict)) { stopped = true; return; }
-    }
-  };
-  const timed: TimedResult[] = [];
+  const shardJson = plan.shard ? await shardJsonOf(plan, profiles.map((p) => (typeof p === 'string' ? p : p.name)), keep, cells.length) : undefined;
+  const run = new SuiteRun(plan, cells, keep, opts);
+  let timed: TimedResult[] = [];
+  let disposeError: string | undefined, junitError: string | undefined, indexError: string | undefined;
   try {
     const shardError = shardJson && await writeShardJson(plan.out, shardJson).then(() => undefined, (e: unknown) => (e as Error).message);
-    if (shardError !== undefined) incomplete = { cause: 'write-error', reason: `cannot write ${plan.out}/shard.json: ${shardError}` };
-    if (!incomplete) {
-      const outcomes = await Promise.allSettled(lanes.map(laneLoop));
-      const thrown = outcomes.find((x): x is PromiseRejectedResult => x.status === 'rejected');
-      if (thrown) {
-        internal = { error: thrown.reason };
-        const why = `ptlab itself failed: ${thrown.reason instanceof Error ? thrown.reason.message : String(thrown.reason)}`;
-        incomplete ??= { cause: 'internal', reason: why };
-        notRun ??= why;
-      }
-    }
-    for (const [i, t] of byCell.entries()) {
-      if (t) timed.push(t);
-      // A cell made but without a result is the one ptlab failed in.
-      else if (notRun !== undefined) timed.push({ result: errorResult(baseOf(jobs[i]!), i >= next ? `not run: ${notRun}` : notRun), ms: 0 });
-    }
+    if (shardError !== undefined) run.stop({ cause: 'write-error', reason: `cannot write ${plan.out}/shard.json: ${shardError}` });
+    else await run.runLanes(lanes);
+    timed = run.finish();
   } finally {
     opts.now?.removeEventListener('abort', stopNow);
-    // A dead target's stop complains about how it died; that is already the suite's reason. What it
-    // had to leave allocated (tracing not confirmed off) is said whatever happened.
-    await dispose().catch((e: unknown) => {
-      if (incomplete?.cause !== 'target-died' || (e instanceof TargetError && e.phase === 'shutdown')) disposeError = (e as Error).message;
-    });
-    const why = incomplete?.reason;
-    ({ junitError, indexError } = await writeSuiteFiles(plan.out, timed, why, sweep, shardJson));
+    // What the targets had to leave allocated (tracing not confirmed off) is said whatever happened.
+    await dispose().catch((e: unknown) => { disposeError = run.disposeProblem(e); });
+    ({ junitError, indexError } = await writeSuiteFiles(plan.out, timed, run.incomplete?.reason, sweep, shardJson));
   }
   // junit.xml and results.jsonl now list the runs made and the rest as not run; the command exits EXIT.internal.
-  if (internal !== undefined) throw internal.error;
+  if (run.internal !== undefined) throw run.internal.error;
+  const incomplete = run.incomplete;
   return {
-    results: timed.map((t) => t.result), sections,
+    results: timed.map((t) => t.result), sections: run.sections,
     ...(incomplete ? { incomplete } : {}), ...(disposeError ? { disposeError } : {}), ...(junitError ? { junitError } : {}), ...(indexError ? { indexError } : {}),
   };
+}
+
+/** The suite's cells in the unsharded order (matrix.ts cellsOf), each with its run directory; a shard keeps its own. */
+function suiteCells(plan: SuitePlan, profiles: readonly (ProfileName | CpuProfile)[]): SuiteCell[] {
+  const sweep = plan.lastSeed !== undefined;
+  const matrix = cellsOf({ seeds: seedRange(plan), scenarios: plan.scenarios, profiles }).map((c) => {
+    const name = typeof c.profile === 'string' ? c.profile : c.profile.name;
+    return { index: c.index, seed: c.seed, s: c.scenario, p: c.profile, name, dir: runDirOf(plan.out, c.scenario.name, name, sweep ? c.seed : undefined) };
+  });
+  return plan.shard ? cellsOfShard(matrix, plan.shard) : matrix;
 }
 
 /**

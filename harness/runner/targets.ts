@@ -3,7 +3,7 @@
 // whole suite (`--pt model`: the reference model as the guest's PT unit, or
 // `--pt hardware`: the guest CPU's own PT); ssh drives a lab machine's PT.
 import { PtError } from '../../driver/base/errors.js';
-import { RecordingTarget } from '../../driver/transcript.js';
+import { RecordingTarget } from '../rundir/recording-target.js';
 import type { AccelRequest } from '../qemu/accel.js';
 import { applyKnobs, knobOptions, type KnobName } from '../sim/knobs/knobs.js';
 import { PROFILE_NAMES, type CpuProfile, type ProfileName } from '../sim/profiles.js';

@@ -21,7 +21,7 @@ import { traceContexts, type ContextResult } from '../../driver/contexts.js';
 import { IA32_RTIT_OUTPUT_BASE, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
 import type { TraceRequest } from '../../driver/request.js';
 import { hex } from '../../driver/base/hex.js';
-import type { TranscriptLine } from '../../driver/target.js';
+import type { TranscriptLine } from '../rundir/transcript-line.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
 import type { ScenarioContext } from './kit/context.js';
 import { expectContextsEnded, expectGrowRefills, expectPmisSorted, expectTracedOnAfterStops, pmiActions, secondWorkload, switchingOf, topaBitClearCounter } from './kit/contexts-kit.js';

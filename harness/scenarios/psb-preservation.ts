@@ -11,7 +11,7 @@
 // PSB comes "as soon as possible"; when a real CPU sets PendPSB is not
 // documented), so the switch-out's TraceEn 1→0 finds it owed.
 import { IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
-import type { TranscriptLine } from '../../driver/target.js';
+import type { TranscriptLine } from '../rundir/transcript-line.js';
 import { packetStats, topa } from './kit/helpers.js';
 import { firstSkip, needs, type Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';

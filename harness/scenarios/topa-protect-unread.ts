@@ -7,7 +7,7 @@
 // (never on the STOP entry or just before it: the skid guard).
 import { decodeTopaPointers } from '../../driver/hw/output-pointers.js';
 import { hex } from '../../driver/base/hex.js';
-import { type TranscriptLine } from '../../driver/target.js';
+import type { TranscriptLine } from '../rundir/transcript-line.js';
 import { everyPmiHandled, linesOf } from './kit/helpers.js';
 import type { Scenario } from './kit/scenario.js';
 import { needsMultiEntryTopa } from './topa-grow.js';

@@ -14,7 +14,7 @@
 // around that point and its INT region just before it, and a skid longer than a
 // region keeps that INT region's PMI waiting until the TraceStop.
 import { IA32_RTIT_CTL, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS } from '../../driver/hw/msrs.js';
-import type { TranscriptLine } from '../../driver/target.js';
+import type { TranscriptLine } from '../rundir/transcript-line.js';
 import { decodeTopaPointers } from '../../driver/hw/output-pointers.js';
 import { K_CALL, K_JCC, K_JMP, K_RET, type GeneratedWorkload } from '../sim/workload/index.js';
 import { everyPmiHandled, linesOf, packetStats } from './kit/helpers.js';

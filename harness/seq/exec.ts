@@ -7,7 +7,7 @@ import { CpuFaultError } from '../../driver/hw/cpu-fault.js';
 import { PT_STATE_BIT } from '../../driver/hw/xsave.js';
 import { TOPA_ENTRY_BYTES, topaEntry } from '../../driver/hw/topa.js';
 import type { PhysRegion, Target } from '../../driver/target.js';
-import type { ResultJson } from '../report/result.js';
+import type { ResultJson } from '../rundir/result.js';
 import type { GeneratedWorkload } from '../sim/workload/index.js';
 import type { Loss } from '../../driver/collect/ledger.js';
 import type { PmiEvent } from '../../driver/pmi/handler.js';

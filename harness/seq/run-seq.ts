@@ -6,9 +6,11 @@
 // connection), prepared for each sequence as for each scenario run.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { verdictOf, type ResultJson } from '../report/result.js';
+import { verdictOf, type ResultJson } from '../rundir/result.js';
 import { RunGuard } from '../runner/run-guard.js';
-import { commit, discard, RUN_FILES, stage, writeVerdict } from '../report/run-dir.js';
+import { commit, discard, stage } from '../rundir/stage.js';
+import { RUN_FILES } from '../rundir/run-files.js';
+import { writeVerdict } from '../rundir/write-run.js';
 import { SimSuiteTarget, type SuiteTarget } from '../runner/suite-target.js';
 import { getProfile, type ProfileName } from '../sim/profiles.js';
 import { checkSequence } from './check.js';

@@ -1,5 +1,5 @@
 // What the YAML files ptlab reads (sequence files, lab inventories) share in checking them against
-// their JSON Schema with ajv (the schema file: harness/report/schema-file.ts): the document with
+// their JSON Schema with ajv (the schema file: harness/files/schema-file.ts): the document with
 // the parser's bigints as numbers, and an ajv error turned into a document path and
 // a message in ptlab's words. Each file's own checker (schema.ts, harness/hosts/schema.ts) places
 // the error with its SeqSource and adds what only it knows.

@@ -5,7 +5,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { SeqFileError, SeqFileErrors } from './errors.js';
 import { nearest } from '../text/nearest.js';
 import type { SeqPath, SeqSource } from './parse.js';
-import { loadSchemaFile } from '../report/schema-file.js';
+import { loadSchemaFile } from '../files/schema-file.js';
 import { commonMessage, errorPath, jsonOf, unknownKeyMessage, unknownKeyOf } from './schema-errors.js';
 
 /** Every step kind, in the order docs/formats/seq.md lists them. */

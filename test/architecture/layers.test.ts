@@ -36,6 +36,7 @@ const UPWARD: readonly UpwardCase[] = [
   { label: 'a target importing the runner', path: 'harness/sim/probe-sim2.ts', src: "import { x } from '../runner/probe-runner.js';\nexport const y = x;\n", rule: 'targets-below-the-suite', to: 'harness/runner/probe-runner.ts' },
   { label: 'the runner importing ptlab merge', path: 'harness/runner/probe-runner2.ts', src: "import { x } from '../merge/probe-merge.js';\nexport const y = x;\n", rule: 'merge-below-the-cli-only', to: 'harness/merge/probe-merge.ts' },
   { label: 'the runner importing the crash-point sweep', path: 'harness/runner/probe-runner3.ts', src: "import { x } from '../crash/probe-crash.js';\nexport const y = x;\n", rule: 'crash-below-the-cli-only', to: 'harness/crash/probe-crash.ts' },
+  { label: 'the run directory importing the runner', path: 'harness/rundir/probe-rundir.ts', src: "import type { X } from '../runner/probe-runner.js';\nexport type Y = X;\n", rule: 'rundir-below-its-readers-and-writers', to: 'harness/runner/probe-runner.ts' },
   { label: 'the HTML report importing the runner', path: 'harness/report/html/probe-html.ts', src: "import { x } from '../../runner/probe-runner.js';\nexport const y = x;\n", rule: 'report-html-reads-run-directories', to: 'harness/runner/probe-runner.ts' },
 ];
 

@@ -21,7 +21,7 @@ test.for(['1', '2'])('--jobs %s: exit 70 with the stack; junit.xml marks the run
   expect(r.exitCode, r.stderr).toBe(EXIT.internal);
   expect(r.stderr).toContain('ptlab: internal error: Error: injected: rename is broken');
   // The stack names where it happened, in the worker thread too: the run directory's commit.
-  expect(r.stderr).toMatch(/at commit \(.*run-dir\.js/);
+  expect(r.stderr).toMatch(/at commit \(.*rundir[\\/]stage\.js/);
   expect((await readdir(out)).sort()).toEqual(['junit.xml', 'results.jsonl']);
   const results = (await readFile(join(out, 'results.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { scenario: string; verdict: string; reason?: string });
   expect(results.map((x) => x.scenario)).toEqual(['topa-grow', 'topa-stop', 'err-reserved-bit']);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { duration, PLAIN_EVERY_MS, suiteProgress, type ProgressOut } from '../../harness/cli/progress.js';
-import type { ResultJson } from '../../harness/report/result.js';
+import type { ResultJson } from '../../harness/rundir/result.js';
 import { tmpRoot } from '../scenarios/tmp.js';
 
 const run = (over: Partial<ResultJson> = {}): ResultJson => ({ scenario: 's', target: 'sim', profile: 'skylake', seed: 1, verdict: 'pass', expectations: [], figures: {}, ...over });

@@ -11,7 +11,7 @@ import type { Packet } from '../../driver/decode/packet.js';
 import { streamPackets } from '../../harness/diff/packets.js';
 import { diffRuns } from '../../harness/diff/run-diff.js';
 import { diffSuites } from '../../harness/diff/suite-diff.js';
-import { normalTranscript } from '../../harness/diff/transcript.js';
+import { normalTranscript } from '../../harness/rundir/normalize-transcript.js';
 import { tmpRoot } from '../scenarios/tmp.js';
 
 const PTLAB = resolve(import.meta.dirname, '../../dist/harness/cli/ptlab.js');

@@ -7,7 +7,7 @@ import type { TopaOptions } from '../../harness/sim/output/topa.js';
 import { SimTarget } from '../../harness/sim/sim-target.js';
 import type { CpuProfile, ProfileName } from '../../harness/sim/profiles.js';
 import type { PmiEvent } from '../../driver/pmi/handler.js';
-import { RecordingTarget } from '../../driver/transcript.js';
+import { RecordingTarget } from '../../harness/rundir/recording-target.js';
 import type { TraceSession } from '../../driver/session.js';
 
 /** ToPA entry bits from docs/sdm/output.md §4.2, by hand. */

@@ -7,7 +7,7 @@ import { imbalance } from '../../driver/collect/ledger.js';
 import type { TraceRequest } from '../../driver/request.js';
 import { traceRun } from '../../driver/session.js';
 import type { CallOpts, Execution, MsrOp, StartOpts, Target, TargetEvent, Workload } from '../../driver/target.js';
-import { RecordingTarget } from '../../driver/transcript.js';
+import { RecordingTarget } from '../../harness/rundir/recording-target.js';
 import { pattern, rig, type Rig } from './rig.js';
 
 /** The SimTarget with a start() that writes `bytes` in `chunk` steps (the transport edge, faked by a real class). */

@@ -9,7 +9,7 @@ import type { TraceRequest } from '../../driver/request.js';
 import { traceRun, TraceSession } from '../../driver/session.js';
 import type { Target, Workload } from '../../driver/target.js';
 import { freeOrLeak, type Teardown } from '../../driver/teardown.js';
-import { RecordingTarget } from '../../driver/transcript.js';
+import { RecordingTarget } from '../../harness/rundir/recording-target.js';
 import { PtError } from '../../driver/base/errors.js';
 import { InjectingTarget } from '../../harness/crash/inject.js';
 import { filterEvents } from '../../harness/scenarios/kit/target-wrap.js';

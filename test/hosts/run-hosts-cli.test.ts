@@ -14,7 +14,7 @@ import { parseRunArgs } from '../../harness/cli/commands/run.js';
 import { main } from '../../harness/cli/main.js';
 import { readInventory } from '../../harness/hosts/inventory.js';
 import { runHosts, type HostRun, type HostsOutcome } from '../../harness/hosts/run-hosts.js';
-import { errorResult, type ResultJson } from '../../harness/report/result.js';
+import { errorResult, type ResultJson } from '../../harness/rundir/result.js';
 import { tmpRoot } from '../scenarios/tmp.js';
 import { deadPort } from './dead-port.js';
 

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { TraceRequest } from '../../driver/request.js';
 import { traceRun } from '../../driver/session.js';
-import { RecordingTarget } from '../../driver/transcript.js';
+import { RecordingTarget } from '../../harness/rundir/recording-target.js';
 import { attachOwnModel } from '../../harness/hybrid/attach-own-model.js';
 import { applyKnobs } from '../../harness/sim/knobs/knobs.js';
 import { SimTarget } from '../../harness/sim/sim-target.js';

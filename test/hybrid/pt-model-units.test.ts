@@ -7,12 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { AllocationError, PtError } from '../../driver/base/errors.js';
-import type { TranscriptLine } from '../../driver/target.js';
-import { RecordingTarget } from '../../driver/transcript.js';
+import type { TranscriptLine } from '../../harness/rundir/transcript-line.js';
+import { RecordingTarget } from '../../harness/rundir/recording-target.js';
 import { attachModel, modelOptions } from '../../harness/hybrid/attach-model.js';
 import { BorrowedMemory } from '../../harness/hybrid/borrowed-memory.js';
 import { GuestRamSync } from '../../harness/hybrid/guest-ram-sync.js';
-import { normalTranscript } from '../../harness/diff/transcript.js';
+import { normalTranscript } from '../../harness/rundir/normalize-transcript.js';
 import type { RamLayout } from '../../harness/qemu/guest-ram.js';
 import type { GuestRamView } from '../../harness/qemu/qemu-target.js';
 import { openRamFile, type RamFile } from '../../harness/qemu/ram-file.js';
@@ -183,7 +183,7 @@ describe('attachModel', () => {
   });
 });
 
-describe('transcripts compared by buffer role (harness/diff/transcript.ts, shared by diff and replay)', () => {
+describe('transcripts compared by buffer role (harness/rundir/normalize-transcript.ts, shared by diff and replay)', () => {
   const line = (seq: number, l: Omit<TranscriptLine, 'seq' | 't_us' | 'cpu'> & { cpu?: number }): TranscriptLine =>
     ({ seq, t_us: seq * 10, cpu: 0, ...l });
   const normal = (lines: readonly TranscriptLine[]) => normalTranscript(lines.map((l) => JSON.stringify(l)).join('\n')).map((l) => l.text);

@@ -8,7 +8,7 @@ import { GeneralProtectionError } from '../../driver/hw/cpu-fault.js';
 import type { TraceRequest } from '../../driver/request.js';
 import { traceRun } from '../../driver/session.js';
 import type { MsrOp } from '../../driver/target.js';
-import { RecordingTarget } from '../../driver/transcript.js';
+import { RecordingTarget } from '../../harness/rundir/recording-target.js';
 import { BorrowedMemory } from '../../harness/hybrid/borrowed-memory.js';
 import { ownerOf, RoutingTarget, splitBatch, type RoutingOwnership } from '../../harness/hybrid/routing-target.js';
 import { applyKnobs } from '../../harness/sim/knobs/knobs.js';

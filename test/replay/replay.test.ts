@@ -7,7 +7,7 @@ import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { main } from '../../harness/cli/main.js';
-import { parseTranscriptLine } from '../../harness/diff/transcript.js';
+import { parseTranscriptLine } from '../../harness/rundir/parse-transcript.js';
 import { NotReplayableError } from '../../harness/replay/errors.js';
 import { replayTranscript } from '../../harness/replay/replay.js';
 import { replayRunDir } from '../../harness/replay/replay-run.js';

@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CHROMIUM_PATH, chromiumInstalled, launchChromium } from '../../harness/bench/chromium.js';
 import { writeSuiteReport } from '../../harness/report/html/write-report.js';
-import type { ResultJson } from '../../harness/report/result.js';
+import type { ResultJson } from '../../harness/rundir/result.js';
 import { tmpRoot } from '../scenarios/tmp.js';
 import { CORRUPT, corruptCopy, makeSuite, SUITE } from './suite.js';
 

@@ -11,7 +11,7 @@ import { ReportError } from '../../harness/report/html/errors.js';
 import { anchorsOf, suiteView } from '../../harness/report/html/suite-view.js';
 import type { RunView, SuiteView } from '../../harness/report/html/view-model.js';
 import { writeSuiteReport } from '../../harness/report/html/write-report.js';
-import type { ResultJson } from '../../harness/report/result.js';
+import type { ResultJson } from '../../harness/rundir/result.js';
 import { tmpRoot } from '../scenarios/tmp.js';
 import { CORRUPT, corruptCopy, makeSuite, SUITE } from './suite.js';
 

@@ -5,8 +5,8 @@
 import { execa } from 'execa';
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parseResultsIndex } from '../../harness/report/results-index.js';
-import { resultJsonText, withCorruption, type CorruptRecord, type LeakRecord, type ResultJson } from '../../harness/report/result.js';
+import { parseResultsIndex } from '../../harness/rundir/results-index.js';
+import { resultJsonText, withCorruption, type CorruptRecord, type LeakRecord, type ResultJson } from '../../harness/rundir/result.js';
 
 export const PTLAB = resolve(import.meta.dirname, '../../dist/harness/cli/ptlab.js');
 

@@ -13,7 +13,7 @@ import { flowLines } from '../../driver/decode/flow/flow-decoder.js';
 import { ImageSet } from '../../driver/decode/flow/image.js';
 import { flowJsonLine } from '../../driver/decode/flow/record.js';
 import { main } from '../../harness/cli/main.js';
-import { resultJsonText, verdictOf, withCorruption, type ResultJson } from '../../harness/report/result.js';
+import { resultJsonText, verdictOf, withCorruption, type ResultJson } from '../../harness/rundir/result.js';
 import { tmpRoot } from '../scenarios/tmp.js';
 import { anyPacket } from '../decode/arbitrary.js';
 

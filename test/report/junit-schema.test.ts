@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { junitSweepXml, junitXml } from '../../harness/report/junit.js';
-import { errorResult, type ResultJson } from '../../harness/report/result.js';
+import { errorResult, type ResultJson } from '../../harness/rundir/result.js';
 import { tmpRoot } from '../scenarios/tmp.js';
 
 const root = await tmpRoot('ptlab-junit-');

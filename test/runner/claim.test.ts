@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE } from '../../driver/hw/msrs.js';
-import { RecordingTarget } from '../../driver/transcript.js';
+import { RecordingTarget } from '../../harness/rundir/recording-target.js';
 import { claimCpu, CpuClaimedError } from '../../harness/runner/claim.js';
 import { HelperPtSuite } from '../../harness/runner/helper-suite.js';
 import { runScenario } from '../../harness/runner/run-scenario.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { runScenario } from '../../harness/runner/run-scenario.js';
 import { findScenario } from '../../harness/scenarios/index.js';
-import type { ResultJson } from '../../harness/report/result.js';
+import type { ResultJson } from '../../harness/rundir/result.js';
 import { tmpRoot } from '../scenarios/tmp.js';
 
 const root = await tmpRoot();

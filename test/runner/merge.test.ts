@@ -11,7 +11,7 @@ import { main } from '../../harness/cli/main.js';
 import { diffSuites } from '../../harness/diff/suite-diff.js';
 import { MergeError } from '../../harness/merge/errors.js';
 import { mergeShards } from '../../harness/merge/merge.js';
-import { RESULTS_FILE } from '../../harness/report/results-index.js';
+import { RESULTS_FILE } from '../../harness/rundir/results-index.js';
 import { findScenario } from '../../harness/scenarios/index.js';
 import { readShardJson, shardJsonText, shardOfCell, SHARD_FILE } from '../../harness/runner/shard.js';
 import { runSuite, type SuitePlan } from '../../harness/runner/suite.js';

@@ -2,8 +2,8 @@
 // --json`, and results.jsonl; a corrupt run (the memory oracle's verdict) through each of them.
 import { describe, expect, test } from 'vitest';
 import { CORRUPT_CASE, junitSweepXml, junitXml, xmlEscape } from '../../harness/report/junit.js';
-import { parseResultsIndex, resultsIndexText } from '../../harness/report/results-index.js';
-import { resultJsonText, verdictOf, type ResultJson } from '../../harness/report/result.js';
+import { parseResultsIndex, resultsIndexText } from '../../harness/rundir/results-index.js';
+import { resultJsonText, verdictOf, type ResultJson } from '../../harness/rundir/result.js';
 import { failuresPerThousand, summaryTable, sweepTable, verdictCounts } from '../../harness/report/summary.js';
 
 const ok = { name: 'a', ok: true, detail: 'fine' };

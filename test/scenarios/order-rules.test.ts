@@ -1,7 +1,7 @@
 // The SDM handler order rules read from a transcript (harness/scenarios/kit/order-rules.ts): each rule
 // is broken once by a hand-made transcript, and a correct handler's transcript breaks none.
 import { describe, expect, test } from 'vitest';
-import type { TranscriptLine } from '../../driver/target.js';
+import type { TranscriptLine } from '../../harness/rundir/transcript-line.js';
 import { handlerOrderProblems } from '../../harness/scenarios/kit/order-rules.js';
 
 type L = Omit<TranscriptLine, 'seq' | 't_us' | 'cpu'>;

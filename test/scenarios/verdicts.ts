@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { simApplicability } from '../../harness/cli/commands/list.js';
 import { runScenario } from '../../harness/runner/run-scenario.js';
-import type { ResultJson } from '../../harness/report/result.js';
+import type { ResultJson } from '../../harness/rundir/result.js';
 import type { Scenario } from '../../harness/scenarios/kit/scenario.js';
 import type { KnobName } from '../../harness/sim/knobs/knobs.js';
 import { PROFILE_NAMES, type ProfileName } from '../../harness/sim/profiles.js';

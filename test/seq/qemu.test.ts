@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { seqCommand } from '../../harness/cli/commands/seq.js';
-import type { ResultJson } from '../../harness/report/result.js';
+import type { ResultJson } from '../../harness/rundir/result.js';
 import { loadSequences, runSequenceToDir } from '../../harness/seq/run-seq.js';
 import { qemuTestEnv } from '../qemu/env.js';
 import { tmpRoot } from '../scenarios/tmp.js';

@@ -11,8 +11,8 @@ import { diffSuites, suiteMatrix } from '../../diff/suite-diff.js';
 import { commandArgs, parseCommandLine, UsageError } from '../args.js';
 import type { CliIo } from '../main.js';
 import { isOutputError } from '../fd-sink.js';
-import { NotARunDirError } from '../../report/read-result.js';
-import { RESULTS_FILE } from '../../report/results-index.js';
+import { NotARunDirError } from '../../rundir/read-result.js';
+import { RESULTS_FILE } from '../../rundir/results-index.js';
 
 export const DIFF_USAGE = 'usage: ptlab diff RUN_A RUN_B [--json] [--timing]\n' +
   '       ptlab diff --suite SUITE_A SUITE_B [--json] [--timing]\n' +

@@ -27,7 +27,7 @@ import { inputName, inputProblem, readChunks } from '../read-stream.js';
 import { refuseLibiptOnly } from '../libipt-options.js';
 import { DECODE_CONFIG_OPTIONS, decodeConfigOf, errataNote, type DecodeConfig } from '../decode-config.js';
 import { traceRange, type TraceRange } from '../trace-range.js';
-import { RUN_FILE_MAX_BYTES } from '../../report/run-dir.js';
+import { RUN_FILE_MAX_BYTES } from '../../rundir/run-files.js';
 import { streamName, type AuxStream } from '../../perf/aux-streams.js';
 import { mappedBytes, mmapImages } from '../../perf/mmap-images.js';
 import { isPerfDataFile, readPerfInput, streamChunks, type PerfInput } from '../../perf/perf-input.js';

@@ -7,7 +7,7 @@
 // a bad command line: then nothing is written.
 import { PtError } from '../../../driver/base/errors.js';
 import { mergeShards, type MergeRequest } from '../../merge/merge.js';
-import { isFailure } from '../../report/result.js';
+import { isFailure } from '../../rundir/result.js';
 import { summaryTable, sweepTable } from '../../report/summary.js';
 import { commandArgs, parseCommandLine, UsageError, type OptionSpec } from '../args.js';
 import { EXIT, EXIT_TABLE } from '../exit-codes.js';

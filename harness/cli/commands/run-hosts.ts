@@ -9,7 +9,7 @@ import { hostsSummary, hostTarget } from '../../hosts/hosts-summary.js';
 import { readInventory, type LabHost } from '../../hosts/inventory.js';
 import { runHosts, type HostsOutcome } from '../../hosts/run-hosts.js';
 import { parseTags, selectHosts } from '../../hosts/select.js';
-import { isFailure } from '../../report/result.js';
+import { isFailure } from '../../rundir/result.js';
 import { verdictCounts } from '../../report/summary.js';
 import type { SuitePlan } from '../../runner/suite.js';
 import { EXIT, STOP_SIGNALS, type StopSignal } from '../exit-codes.js';

@@ -10,8 +10,8 @@
 import { rmdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { PtError } from '../../../driver/base/errors.js';
-import { junitXml, type TimedResult } from '../../report/junit.js';
-import { RESULTS_FILE, resultsIndexText } from '../../report/results-index.js';
+import { junitXml } from '../../report/junit.js';
+import { RESULTS_FILE, resultsIndexText, type TimedResult } from '../../rundir/results-index.js';
 import { openSuiteTarget, TargetUnavailableError, type SuiteTarget } from '../../runner/suite-target.js';
 import { checkProfile, checkTarget, type TargetReach } from '../../runner/targets.js';
 import { prepareOut } from '../../report/out-dir.js';

@@ -6,7 +6,7 @@
 // handling (the scenarios that fail without a fault are mostly about the ToPA PMI), and without one
 // the final stop.
 import { IA32_RTIT_CTL } from '../../../driver/hw/msrs.js';
-import { isBad, type Verdict } from '../result.js';
+import { isBad, type Verdict } from '../../rundir/result.js';
 import { hexField, strField, type TLine } from './transcript-lines.js';
 import type { Excerpt } from './view-model.js';
 

@@ -5,8 +5,8 @@
 // list is shown after the listed ones; a listed run without a directory is in the matrix only.
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { parseResultsIndex, RESULTS_FILE } from '../results-index.js';
-import { RUN_FILES } from '../run-dir.js';
+import { parseResultsIndex, RESULTS_FILE } from '../../rundir/results-index.js';
+import { RUN_FILES } from '../../rundir/run-files.js';
 import { ReportError } from './errors.js';
 import { readResult, readText } from './read-run-files.js';
 import { keyOf, type RunSource } from './run-view.js';

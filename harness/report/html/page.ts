@@ -4,7 +4,7 @@
 // matrix of hundreds of runs opens fast. A Content-Security-Policy forbids every request the page
 // could make: it works offline, and a test can tell it makes none.
 import { controlsLine } from '../controls.js';
-import { isBad, VERDICTS } from '../result.js';
+import { isBad, VERDICTS } from '../../rundir/result.js';
 import type { ChartLibrary } from './chart-library.js';
 import { CLIENT_SCRIPT } from './client-script.js';
 import { embedJson, esc } from './escape.js';

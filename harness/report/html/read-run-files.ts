@@ -3,9 +3,10 @@
 // FileProblem, so a damaged run shows "missing" or "malformed" in its section and the page is
 // still written.
 import type { LossLedger } from '../../../driver/collect/ledger.js';
-import { VERDICTS, type CorruptRecord, type LeakRecord, type ResultJson } from '../result.js';
-import { readRunFile, RUN_FILES, type RunFile } from '../run-dir.js';
-import { readResultsIndexFile, RESULTS_FILE } from '../results-index.js';
+import { VERDICTS, type CorruptRecord, type LeakRecord, type ResultJson } from '../../rundir/result.js';
+import { readRunFile } from '../../rundir/read-run-file.js';
+import { RUN_FILES, type RunFile } from '../../rundir/run-files.js';
+import { readResultsIndexFile, RESULTS_FILE } from '../../rundir/results-index.js';
 import type { Expectation, FileProblem, Figures } from './view-model.js';
 
 /** A value read, or why it could not be. */

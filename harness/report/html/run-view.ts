@@ -2,8 +2,8 @@
 // transcript.jsonl, losses.json) and, for what the directory lacks, from the suite's results.jsonl
 // line. Never throws: a missing or malformed file is listed in the section and the rest is shown.
 import { controlsOf } from '../controls.js';
-import { RUN_FILES } from '../run-dir.js';
-import type { ResultJson } from '../result.js';
+import { RUN_FILES } from '../../rundir/run-files.js';
+import type { ResultJson } from '../../rundir/result.js';
 import { failureExcerpt } from './excerpt.js';
 import { pmiTimeline } from './pmi-timeline.js';
 import { readLosses, readResult, readText, type ResultWithHost } from './read-run-files.js';

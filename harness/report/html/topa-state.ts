@@ -3,7 +3,7 @@
 // (docs/transcript.md: a table write is recorded as the entries it changed, and an allocation is
 // zero-filled, so the lines are enough to rebuild a table).
 import { TOPA_ENTRY, topaSizeBytes } from '../../../driver/hw/topa.js';
-import { BufferRoles } from '../../diff/transcript.js';
+import { BufferRoles } from '../../rundir/buffer-roles.js';
 import { hexField, strField, type TLine } from './transcript-lines.js';
 
 

@@ -1,7 +1,7 @@
 // transcript.jsonl (docs/transcript.md) read for the report: each line parsed once, with its line
 // number and a clock relative to the first line. A line that is not a JSON object with an `op` is
 // counted as malformed and otherwise skipped, so a damaged transcript still gives what it can.
-import { parseTranscriptLine } from '../../diff/transcript.js';
+import { parseTranscriptLine } from '../../rundir/parse-transcript.js';
 
 /** One transcript line: `n` its 1-based line number, `t` µs since the first line, `op`, the fields. */
 export interface TLine {

@@ -3,7 +3,7 @@
 // first transcript line; sizes are bytes; addresses are written as the buffer they fall in
 // (`buf3`: the run's fourth allocation, as `ptlab diff` names them).
 import type { LossLedger } from '../../../driver/collect/ledger.js';
-import type { CorruptRecord, LeakRecord, ResultJson, Verdict } from '../result.js';
+import type { CorruptRecord, LeakRecord, ResultJson, Verdict } from '../../rundir/result.js';
 
 /** An expectation and the figures as result.json holds them. */
 export type Expectation = ResultJson['expectations'][number];

@@ -11,23 +11,14 @@ import type { TopaPolicy, TraceOptions, TraceRequest } from '../../../driver/req
 import { TraceSession, type SessionOptions, type TraceResult } from '../../../driver/session.js';
 import type { TargetEvent } from '../../../driver/target.js';
 import type { Teardown } from '../../../driver/teardown.js';
-import type { RecordingTarget } from '../../../driver/transcript.js';
+import type { RecordingTarget } from '../../rundir/recording-target.js';
+import type { Expectation, Figures } from '../../rundir/result.js';
 import type { SimTarget } from '../../sim/sim-target.js';
 import { generateWorkload, type GeneratedWorkload, type WorkloadOptions } from '../../sim/workload/index.js';
 import { DEFAULT_BRANCHES, packetStats, timingVolume } from './helpers.js';
 import { handlerOrderProblems } from './order-rules.js';
 import type { ScenarioEnv } from './scenario.js';
 import type { TruthSelection } from '../../sim/trace/truth.js';
-
-/** One line of result.json `expectations`. */
-export interface Expectation {
-  readonly name: string;
-  readonly ok: boolean;
-  readonly detail: string;
-}
-
-/** Figures of result.json: numbers, or small objects of numbers. */
-export type Figures = Record<string, number | string | boolean | null>;
 
 /** How a scenario runs its trace. */
 export interface TraceOpts {

@@ -4,7 +4,7 @@ import { PacketDecoder } from '../../../driver/decode/decoder.js';
 import { packetName } from '../../../driver/decode/record.js';
 import type { TopaPolicy, TraceOptions, TraceRequest } from '../../../driver/request.js';
 import type { PtCaps } from '../../../driver/hw/cpuid.js';
-import type { TranscriptLine } from '../../../driver/target.js';
+import type { TranscriptLine } from '../../rundir/transcript-line.js';
 import { K_JCC, type GeneratedWorkload } from '../../sim/workload/index.js';
 
 /** Packet counts by type name, TNT bits, decode errors and PSB offsets of a stream. */

@@ -24,7 +24,7 @@
 import { IA32_PERF_GLOBAL_STATUS_RESET, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS, IA32_RTIT_STATUS, TRACE_TOPA_PMI } from '../../../driver/hw/msrs.js';
 import { PT_STATE_LAYOUT } from '../../../driver/hw/xsave.js';
 import { hex } from '../../../driver/base/hex.js';
-import { type TranscriptLine } from '../../../driver/target.js';
+import type { TranscriptLine } from '../../rundir/transcript-line.js';
 
 const CTL = hex(IA32_RTIT_CTL.address), RESET = hex(IA32_PERF_GLOBAL_STATUS_RESET.address), STATUS = hex(IA32_RTIT_STATUS.address);
 const NO_WRITE_WHILE_TRACING = new Set([hex(IA32_RTIT_OUTPUT_BASE.address), hex(IA32_RTIT_OUTPUT_MASK_PTRS.address), STATUS]);

@@ -9,7 +9,8 @@
 import { IA32_RTIT_ADDR_A, IA32_RTIT_ADDR_B, IA32_RTIT_CR3_MATCH, IA32_RTIT_CTL, IA32_RTIT_OUTPUT_BASE, IA32_RTIT_OUTPUT_MASK_PTRS } from '../../../driver/hw/msrs.js';
 import { topaEntry } from '../../../driver/hw/topa.js';
 import type { TraceSession } from '../../../driver/session.js';
-import type { PhysRegion, TargetEvent, TranscriptLine } from '../../../driver/target.js';
+import type { PhysRegion, TargetEvent } from '../../../driver/target.js';
+import type { TranscriptLine } from '../../rundir/transcript-line.js';
 import type { ScenarioContext } from './context.js';
 
 /** The other context's values: never a value the traced context uses. */

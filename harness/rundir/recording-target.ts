@@ -1,5 +1,5 @@
 // RecordingTarget: wraps any Target and turns every access into a
-// TranscriptLine (docs/design.md transcript.jsonl), in order, with seq and t_us.
+// TranscriptLine (transcript-line.ts, docs/transcript.md), in order, with seq and t_us.
 // A batch becomes one line per executed op; a fault is recorded with its text.
 // The driver's memory operations are in the same order: allocation and free,
 // every ToPA entry a table write changed (table, index, decoded entry), other
@@ -9,16 +9,16 @@
 // issue it again: a write's bytes, an XRSTORS area's bytes (unless its MSRs
 // say all of it), a workload's
 // recipe and start options, and which execution an event or an `end` is of.
-import { withEvents } from './exec-view.js';
-import { CpuFaultError, describeFault } from './hw/cpu-fault.js';
-import type { CpuidRegs } from './hw/cpuid.js';
-import { describeTopaEntry, TOPA_ENTRY_BYTES } from './hw/topa.js';
-import { buildPtXsaveArea, decodePtState, PT_STATE_DEFAULT_SIZE, ptStateBytes, XSAVE_EXTENDED_OFFSET } from './hw/xsave.js';
-import { hex } from './base/hex.js';
-import { type CallOpts, type Execution, type MsrOp, type MsrResult, type PhysMemory, type PhysRegion, type ReadOpts, type StartOpts, type Target, type TargetEvent, type TranscriptLine, type Workload, type WriteOpts } from './target.js';
+import { withEvents } from '../../driver/exec-view.js';
+import { CpuFaultError, describeFault } from '../../driver/hw/cpu-fault.js';
+import type { CpuidRegs } from '../../driver/hw/cpuid.js';
+import { describeTopaEntry, TOPA_ENTRY_BYTES } from '../../driver/hw/topa.js';
+import { hex } from '../../driver/base/hex.js';
+import type { CallOpts, Execution, MsrOp, MsrResult, PhysMemory, PhysRegion, ReadOpts, StartOpts, Target, TargetEvent, Workload, WriteOpts } from '../../driver/target.js';
+import { areaFields, bytesHex, eventFields, isCanonicalArea, type Fields } from './line-fields.js';
+import type { TranscriptLine } from './transcript-line.js';
 
 type Op = TranscriptLine['op'];
-type Fields = Omit<TranscriptLine, 'seq' | 't_us' | 'cpu' | 'op'>;
 
 /** A Target that records every call it forwards to `inner`. */
 export class RecordingTarget implements Target {
@@ -219,49 +219,8 @@ export class RecordingTarget implements Target {
   }
 }
 
-/** The 9 MSRs of component 8 in an XSAVE area, by SDM name (empty when the area has none or is malformed). */
-function areaFields(a: Uint8Array): Fields {
-  try {
-    const bytes = ptStateBytes(a);
-    if (!bytes) return {};
-    return { area: Object.fromEntries(Object.entries(decodePtState(bytes)).map(([k, v]) => [k, hex(v)])) };
-  } catch {
-    return {}; // a malformed area is the target's to refuse; the transcript shows the raw call
-  }
-}
-
-/**
- * Whether `area` is the area `buildPtXsaveArea` makes from its own component-8 MSRs (the compacted
- * format XSAVES writes): then its `area` fields say all of it, and its bytes are not recorded.
- */
-function isCanonicalArea(area: Uint8Array): boolean {
-  try {
-    const bytes = ptStateBytes(area);
-    if (!bytes || area.length !== XSAVE_EXTENDED_OFFSET + PT_STATE_DEFAULT_SIZE) return false;
-    const canonical = buildPtXsaveArea({ state: decodePtState(bytes) });
-    return canonical.length === area.length && canonical.every((b, i) => b === area[i]);
-  } catch {
-    return false;
-  }
-}
-
-/** Bytes as lowercase hex, two digits each. */
-function bytesHex(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
-}
-
+/** The value the i-th op of a batch wrote (0 for a read). */
 function opValue(ops: readonly MsrOp[], i: number): bigint {
   const o = ops[i];
   return o?.op === 'wrmsr' ? o.value : 0n;
-}
-
-function eventFields(ev: TargetEvent): Fields {
-  switch (ev.kind) {
-    // The top half's actions: acknowledged [55], cleared TraceEn, froze the traced task (when the target says).
-    case 'pmi': return { value: hex(ev.globalStatus), result: `ctl=${hex(ev.ctl)} status=${hex(ev.status)} acked=${ev.acked} traceEnCleared=${ev.traceEnCleared}${ev.frozen === undefined ? '' : ` frozen=${ev.frozen}`}` };
-    case 'slice': return { value: String(ev.branches) };
-    case 'exit': return { value: String(ev.code) };
-    case 'fault': return { fault: ev.error.message };
-    default: { const x: never = ev; return x; }
-  }
 }

@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { PtError } from '../../driver/base/errors.js';
 import type { ResultJson } from './result.js';
-import { readRunFile, RUN_FILES } from './run-dir.js';
-import { loadSchemaFile } from './schema-file.js';
+import { loadSchemaFile } from '../files/schema-file.js';
+import { readRunFile } from './read-run-file.js';
+import { RUN_FILES } from './run-files.js';
 
 
 let validate: ValidateFunction | undefined;

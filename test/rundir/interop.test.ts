@@ -1,6 +1,6 @@
-// image.json's CPU identity and result.json's libipt command lines (harness/report/interop.ts).
+// image.json's CPU identity and result.json's libipt command lines (harness/rundir/interop.ts).
 import { describe, expect, test } from 'vitest';
-import { identityOf, libiptCommands, vendorOf } from '../../harness/report/interop.js';
+import { identityOf, libiptCommands, vendorOf } from '../../harness/rundir/interop.js';
 
 describe('the CPU identity of CPUID leaves 0 and 1 (SDM Vol. 2A, CPUID 01H)', () => {
   test.for([

@@ -1,6 +1,15 @@
 // result.json (docs/design.md "The run directory"): the verdict of one scenario
 // run with its expectations and figures.
-import type { Expectation, Figures } from '../scenarios/kit/context.js';
+
+/** One line of result.json `expectations`. */
+export interface Expectation {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+/** Figures of result.json: numbers, or small objects of numbers. */
+export type Figures = Record<string, number | string | boolean | null>;
 
 /**
  * pass and fail judge the driver; corrupt: PT reached memory the driver does not own (the model's

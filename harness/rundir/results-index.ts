@@ -5,8 +5,13 @@
 import { join } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
 import { readBoundedText } from '../files/read-input.js';
-import type { TimedResult } from './junit.js';
 import { VERDICTS, type ResultJson, type Verdict } from './result.js';
+
+/** A run's result and how long it took (milliseconds; 0 when not measured). */
+export interface TimedResult {
+  readonly result: ResultJson;
+  readonly ms: number;
+}
 
 /** The file name, at the root of --out. */
 export const RESULTS_FILE = 'results.jsonl';

@@ -2,7 +2,7 @@
 // faults recorded with the fault text.
 import { describe, expect, test } from 'vitest';
 import { GeneralProtectionError } from '../../driver/hw/cpu-fault.js';
-import { END, INT, rig, STOP } from './rig.js';
+import { END, INT, rig, STOP } from '../driver/rig.js';
 
 describe('RecordingTarget', () => {
   test('a batch becomes one line per executed op, with values and results in hex', async () => {
@@ -83,7 +83,7 @@ describe('RecordingTarget', () => {
   test('t_us comes from the clock', async () => {
     const r = await rig('skylake');
     let t = 0;
-    const { RecordingTarget } = await import('../../driver/transcript.js');
+    const { RecordingTarget } = await import('../../harness/rundir/recording-target.js');
     const rec = new RecordingTarget(r.sim, () => (t += 5));
     await rec.rdmsr(0, 0x570);
     expect(rec.lines[0]!.t_us).toBe(5);
