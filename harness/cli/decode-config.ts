@@ -1,13 +1,14 @@
 // The CPU and timing options libipt's ptdump and ptxed take (--cpu, --mtc-freq, --nom-freq,
 // --cpuid-0x15.eax, --cpuid-0x15.ebx), which a run's result.json prints in its libipt command
-// lines (harness/report/interop.ts). dump and flow take them so that a printed line runs as it is.
-// In libipt the timing values feed time estimation alone, which ptlab does not do yet, so they
-// change nothing printed (as in ptdump and ptxed without --time). --cpu selects libipt's errata
+// lines (harness/rundir/interop.ts). dump and flow take them so that a printed line runs as it is.
+// The timing values feed time estimation alone (--time, --tcal: driver/decode/time/); a run
+// directory's image.json gives those the options leave out. --cpu selects libipt's errata
 // workarounds; ptlab decodes by the SDM, so the errata of that CPU that change the packet stream
 // (driver/hw/errata.ts) are named on stderr, never applied in silence.
 import { errataOf, erratum } from '../../driver/hw/errata.js';
 import { familyModelName, type CpuSignature } from '../../driver/hw/cpuid.js';
 import { UsageError, type ParsedValues } from './args.js';
+import type { TraceTiming } from '../rundir/interop.js';
 
 export const DECODE_CONFIG_OPTIONS = {
   cpu: { type: 'string' },
@@ -56,6 +57,17 @@ export function decodeConfigOf(values: ParsedValues<typeof DECODE_CONFIG_OPTIONS
     ...(eax === undefined && ebx === undefined ? {} : {
       cpuid15: { ...(eax === undefined ? {} : { eax: numberIn('cpuid-0x15.eax', eax, 0xffff_ffff) }), ...(ebx === undefined ? {} : { ebx: numberIn('cpuid-0x15.ebx', ebx, 0xffff_ffff) }) },
     }),
+  };
+}
+
+/** `config` with what a run directory's image.json says of the trace's timing, where the options said nothing. */
+export function withRunTiming(config: DecodeConfig, timing: TraceTiming | undefined): DecodeConfig {
+  if (timing === undefined) return config;
+  return {
+    ...config,
+    ...(config.mtcFreq === undefined && timing.mtcFreq !== null ? { mtcFreq: timing.mtcFreq } : {}),
+    ...(config.nomFreq === undefined && timing.nomFreq !== null ? { nomFreq: timing.nomFreq } : {}),
+    ...(timing.cpuid15 === null ? {} : { cpuid15: { eax: config.cpuid15?.eax ?? timing.cpuid15.eax, ebx: config.cpuid15?.ebx ?? timing.cpuid15.ebx } }),
   };
 }
 

@@ -21,6 +21,7 @@ export interface LibiptOption {
 const NO_TIME = 'ptlab does not estimate time yet: dump and flow print TSC, MTC and CYC payloads as the packets carry them';
 const NO_ERRATA = 'taken and checked, so that the command lines in result.json run as they are; ptlab decodes by the SDM and applies no errata workaround yet: it names on stderr the packet-stream errata of that CPU (driver/hw/errata.ts)';
 const TIMING_ONLY = 'taken and checked; it feeds time estimation only, which ptlab does not do yet, so (as in libipt without --time) nothing printed changes';
+const TIMING = 'taken and checked; used by --time and --tcal (a run directory gives it from image.json)';
 const INSN = 'flow lists branches and events; --insn lists each instruction as ptxed does (iced-x86 disassembly), and this option implies it';
 const NO_SIDEBAND = 'ptlab flow reads a perf.data whole, its sideband (MMAP, COMM, AUX flags) included: `ptlab flow PERF.DATA [--sysroot DIR]` (docs/perf.md); libipt\'s separate sideband streams are not taken';
 
@@ -38,16 +39,16 @@ export const LIBIPT_OPTIONS: readonly LibiptOption[] = [
   { tool: 'ptdump', option: '--raw', does: 'show each packet\'s bytes in hex', ptlab: 'ptlab dump --raw FILE' },
   { tool: 'ptdump', option: '--lastip', does: 'show Last IP on packets with an IP payload', ptlab: 'ptlab dump --lastip FILE', note: 'always on in ptlab: the `ip` column' },
   { tool: 'ptdump', option: '--exec-mode', does: 'show the execution mode on MODE.Exec', ptlab: 'ptlab dump --exec-mode FILE', note: 'always on in ptlab: `16bit`, `32bit`, `64bit`' },
-  { tool: 'ptdump', option: '--time', does: 'show the estimated TSC on timing packets', note: `${NO_TIME}; ptlab's own \`dump --stats --time\` is the decode's throughput` },
-  { tool: 'ptdump', option: '--tcal', does: 'show the time calibration', note: NO_TIME },
-  { tool: 'ptdump', option: '--time-delta', does: 'show time as a delta to the previous value', note: NO_TIME },
-  { tool: 'ptdump', option: '--no-tcal', does: 'skip time calibration', note: NO_TIME },
-  { tool: 'ptdump', option: '--no-wall-clock', does: 'print relative time when there is no TSC', note: NO_TIME },
+  { tool: 'ptdump', option: '--time', does: 'show the estimated TSC on timing packets', ptlab: 'ptlab dump --time FILE', note: 'on TSC, TMA, MTC and CYC lines, estimated as libipt does (docs/sdm/packets.md §13.1); `<unavailable>` before the first TSC. With --stats, --time is ptlab\'s own: the decode\'s throughput' },
+  { tool: 'ptdump', option: '--tcal', does: 'show the time calibration', ptlab: 'ptlab dump --tcal FILE', note: 'the cycle-to-TSC ratio on TSC, CBR and MTC lines (`fcr`), where --time does not show the time' },
+  { tool: 'ptdump', option: '--time-delta', does: 'show time as a delta to the previous value', ptlab: 'ptlab dump --time --time-delta FILE' },
+  { tool: 'ptdump', option: '--no-tcal', does: 'skip time calibration', ptlab: 'ptlab dump --time --no-tcal FILE', note: 'CYCs are then not converted: the time moves at TSC and MTC only' },
+  { tool: 'ptdump', option: '--no-wall-clock', does: 'print relative time when there is no TSC', note: 'ptlab shows `<unavailable>` until the first TSC: a time relative to an unknown start is not offered' },
   { tool: 'ptdump', option: '--cpu', does: 'decode with the errata of family/model[/stepping]', ptlab: 'ptlab dump --cpu 6/61 …', note: NO_ERRATA },
-  { tool: 'ptdump', option: '--mtc-freq', does: 'IA32_RTIT_CTL.MTCFreq, for time estimation', ptlab: 'ptlab dump --mtc-freq N …', note: TIMING_ONLY },
-  { tool: 'ptdump', option: '--nom-freq', does: 'MSR_PLATFORM_INFO[15:8], for time estimation', ptlab: 'ptlab dump --nom-freq N …', note: TIMING_ONLY },
-  { tool: 'ptdump', option: '--cpuid-0x15.eax', does: 'CPUID.15H:EAX, for time estimation', ptlab: 'ptlab dump --cpuid-0x15.eax N …', note: TIMING_ONLY },
-  { tool: 'ptdump', option: '--cpuid-0x15.ebx', does: 'CPUID.15H:EBX, for time estimation', ptlab: 'ptlab dump --cpuid-0x15.ebx N …', note: TIMING_ONLY },
+  { tool: 'ptdump', option: '--mtc-freq', does: 'IA32_RTIT_CTL.MTCFreq, for time estimation', ptlab: 'ptlab dump --mtc-freq N …', note: TIMING },
+  { tool: 'ptdump', option: '--nom-freq', does: 'MSR_PLATFORM_INFO[15:8], for time estimation', ptlab: 'ptlab dump --nom-freq N …', note: TIMING },
+  { tool: 'ptdump', option: '--cpuid-0x15.eax', does: 'CPUID.15H:EAX, for time estimation', ptlab: 'ptlab dump --cpuid-0x15.eax N …', note: TIMING },
+  { tool: 'ptdump', option: '--cpuid-0x15.ebx', does: 'CPUID.15H:EBX, for time estimation', ptlab: 'ptlab dump --cpuid-0x15.ebx N …', note: TIMING },
   // ---- ptxed ----
   { tool: 'ptxed', option: '--help', does: 'the help text', ptlab: 'ptlab flow --help' },
   { tool: 'ptxed', option: '--version', does: 'the version', ptlab: 'ptlab --version' },

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { PtError } from '../../driver/base/errors.js';
 import { readRunFile } from '../rundir/read-run-file.js';
 import { RUN_FILES } from '../rundir/run-files.js';
+import type { TraceTiming } from '../rundir/interop.js';
 
 /** What a run directory holds for a decoder. */
 export interface RunDirInput {
@@ -13,6 +14,8 @@ export interface RunDirInput {
   readonly image: { readonly path: string; readonly base: bigint };
   /** Its losses.json, when it has one. */
   readonly losses?: string;
+  /** image.json's timing parameters (MTCFreq, P1, CPUID.15H), when it states them. */
+  readonly timing?: TraceTiming;
 }
 
 /** True when `path` names a directory (not `-`, a file, a FIFO or nothing). */
@@ -30,9 +33,9 @@ export async function runDirInput(dir: string): Promise<RunDirInput> {
   if (!(await has(RUN_FILES.trace))) {
     throw new PtError('bad_config', `${dir}: a directory without ${RUN_FILES.trace}: give a trace file, or a run directory of a run that traced (a skipped run has none)`);
   }
-  let base: unknown;
+  let base: unknown, timing: unknown;
   try {
-    base = (JSON.parse((await readRunFile(dir, RUN_FILES.imageJson)).toString('utf8')) as { base?: unknown }).base;
+    ({ base, timing } = JSON.parse((await readRunFile(dir, RUN_FILES.imageJson)).toString('utf8')) as { base?: unknown; timing?: unknown });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new PtError('bad_config', `${dir}: a run directory without ${RUN_FILES.imageJson}: give --image FILE@BASE`);
     if (e instanceof PtError) throw e;
@@ -42,5 +45,16 @@ export async function runDirInput(dir: string): Promise<RunDirInput> {
   return {
     trace: join(dir, RUN_FILES.trace), image: { path: join(dir, RUN_FILES.image), base: BigInt(base) },
     ...((await has(RUN_FILES.losses)) ? { losses: join(dir, RUN_FILES.losses) } : {}),
+    ...(isTiming(timing) ? { timing } : {}),
   };
+}
+
+/** image.json's "timing" as ptlab writes it (harness/rundir/interop.ts TraceTiming); anything else is left out. */
+function isTiming(t: unknown): t is TraceTiming {
+  if (typeof t !== 'object' || t === null) return false;
+  const { mtcFreq, nomFreq, cpuid15 } = t as Record<string, unknown>;
+  const count = (v: unknown): boolean => v === null || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0);
+  const ratio = cpuid15 === null || (typeof cpuid15 === 'object' && cpuid15 !== undefined &&
+    count((cpuid15 as Record<string, unknown>).eax) && count((cpuid15 as Record<string, unknown>).ebx));
+  return count(mtcFreq) && count(nomFreq) && ratio;
 }

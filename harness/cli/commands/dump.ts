@@ -3,8 +3,9 @@
 // perf.data, one stream per CPU (harness/perf/perf-input.ts; docs/perf.md "perf.data in").
 // Default: ptdump-like text; --json: packet JSON Lines (driver/decode/json.ts); --stats: counts per
 // packet type, errors, bytes and throughput. ptdump's options that choose the lines printed
-// (--no-pad, --no-timing, --no-cyc, --quiet, --no-offset, --raw, --no-sync) are taken as ptdump
-// takes them; its others are refused with the reason (libipt-options.ts). The input is read as a stream (a file, a FIFO,
+// (--no-pad, --no-timing, --no-cyc, --quiet, --no-offset, --raw, --no-sync) and its time columns
+// (--time, --tcal, --time-delta, --no-tcal: time-column.ts) are taken as ptdump takes them; its
+// others are refused with the reason (libipt-options.ts). The input is read as a stream (a file, a FIFO,
 // /dev/stdin, or `-`), decoded chunk by chunk with the decoder's `final:false` carry-over, so
 // neither a huge file nor a pipe is ever held whole; output is batched and written blocking
 // (FdSink), so memory stays bounded whatever reads it.
@@ -20,7 +21,8 @@ import { TextFormatter } from '../../../driver/decode/text.js';
 import { PtError } from '../../../driver/base/errors.js';
 import { commandArgs, parseCommandLine, usageErrorText, UsageError } from '../args.js';
 import { refuseLibiptOnly } from '../libipt-options.js';
-import { DECODE_CONFIG_OPTIONS, decodeConfigOf, errataNote, type DecodeConfig } from '../decode-config.js';
+import { TimeColumn, type TimeColumnOptions } from '../time-column.js';
+import { DECODE_CONFIG_OPTIONS, decodeConfigOf, errataNote, withRunTiming, type DecodeConfig } from '../decode-config.js';
 import { traceRange, type TraceRange } from '../trace-range.js';
 import { isDirectory, runDirInput } from '../run-dir-input.js';
 import { isOutputError } from '../fd-sink.js';
@@ -35,6 +37,7 @@ export type DumpIo = CliIo;
 
 export const DUMP_USAGE = 'usage: ptlab dump FILE.pt[:FROM[-TO]]|-|RUN_DIR|PERF.DATA [--json|--stats [--time]] [--tolerate-errors]\n' +
   '         [--no-pad] [--no-timing] [--no-cyc] [--quiet] [--no-offset] [--raw] [--no-sync]\n' +
+  '         [--time] [--tcal] [--time-delta] [--no-tcal]\n' +
   '  FILE.pt may be a FIFO or /dev/stdin; - reads standard input; RUN_DIR: a run directory\'s trace.pt;\n' +
   '  PERF.DATA (a perf record file of intel_pt): its AUX data, one stream per CPU, each after a line\n' +
   '  "# cpu N: B bytes of AUX data" ({"stream":"aux",…} with --json); AUX records flagged TRUNCATED, PARTIAL\n' +
@@ -44,6 +47,9 @@ export const DUMP_USAGE = 'usage: ptlab dump FILE.pt[:FROM[-TO]]|-|RUN_DIR|PERF.
   '  as ptdump: --no-pad, --no-timing (TSC, CBR, TMA, MTC, CYC), --no-cyc leave those packets out;\n' +
   '  --quiet prints error records only; --no-offset, --raw (packet bytes): text columns; --no-sync starts\n' +
   '  at the first byte, not the first PSB. Last IP and the execution mode are always shown.\n' +
+  '  --time (text): the estimated TSC on timing packets; --tcal: the cycle-to-TSC ratio; --time-delta: as\n' +
+  '  changes; --no-tcal: no calibration (CYCs are not converted). A run directory gives the timing options\n' +
+  '  from its image.json (docs/sdm/packets.md §13.1)\n' +
   '  --cpu none|F/M[/S], --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N: as ptdump takes them\n' +
   '  (checked; --cpu names the CPU\'s packet-stream errata, which ptlab does not work around). Every option of\n' +
   '  ptdump, with ptlab\'s equivalent or why there is none: docs/formats/libipt-options.md\n' +
@@ -68,6 +74,9 @@ const OPTIONS = {
   'no-sync': { type: 'boolean' },
   lastip: { type: 'boolean' },
   'exec-mode': { type: 'boolean' },
+  tcal: { type: 'boolean' },
+  'time-delta': { type: 'boolean' },
+  'no-tcal': { type: 'boolean' },
 } as const;
 
 /** ptdump's options that leave packets out of the lines printed, and the kinds each leaves out. */
@@ -90,15 +99,21 @@ interface DumpArgs {
   readonly synced: boolean;
   /** ptdump's --cpu and timing options (decode-config.ts). */
   readonly config: DecodeConfig;
+  /** ptdump's time columns; undefined when none is asked for. */
+  readonly timeColumn?: TimeColumnOptions;
 }
 
 function dumpArgs(argv: string[]): DumpArgs | 'help' {
-  // ptlab's --time goes with --stats; without it the word is ptdump's, which ptlab does not take.
-  refuseLibiptOnly('ptdump', argv.includes('--stats') ? argv.filter((a) => a !== '--time') : argv, (m) => new UsageError(m));
+  refuseLibiptOnly('ptdump', argv, (m) => new UsageError(m));
   const { values, positionals, help } = parseCommandLine(argv, OPTIONS);
   if (help) return 'help';
   if (values.json && values.stats) throw new UsageError('--json and --stats exclude each other');
-  if (values.time && !values.stats) throw new UsageError('--time goes with --stats');
+  // With --stats, --time is ptlab's own (the decode's throughput); without, ptdump's estimated TSC.
+  const timeColumn = !values.stats && (values.time === true || values.tcal === true);
+  const timeOnly = (['tcal', 'time-delta', 'no-tcal'] as const).find((o) => values[o] === true);
+  if (values.stats && timeOnly) throw new UsageError(`--${timeOnly} is about ptdump's time columns; --stats prints counts (its --time: the throughput)`);
+  if (values.json && (timeColumn || timeOnly)) throw new UsageError(`--${timeColumn ? (values.time ? 'time' : 'tcal') : timeOnly} is a column of the text lines; JSON records carry the timing packets' payloads`);
+  if (values['time-delta'] && !timeColumn) throw new UsageError('--time-delta shows --time or --tcal as changes: give one of them');
   const chosen = (['no-pad', 'no-timing', 'no-cyc', 'quiet', 'no-offset', 'raw'] as const).filter((o) => values[o] === true);
   if (values.stats && chosen.length) throw new UsageError(`--${chosen[0]} chooses the lines printed; --stats prints counts of every packet`);
   const textOnly = chosen.find((o) => o === 'no-offset' || o === 'raw');
@@ -112,6 +127,7 @@ function dumpArgs(argv: string[]): DumpArgs | 'help' {
     file: positionals[0]!, mode: values.json ? 'json' : values.stats ? 'stats' : 'text', tolerate: values['tolerate-errors'] === true, time: values.time === true,
     ...(hidden === undefined ? {} : { hidden }), columns: { offset: values['no-offset'] !== true, raw: values.raw === true }, synced: values['no-sync'] === true,
     config: decodeConfigOf(values),
+    ...(timeColumn ? { timeColumn: { time: values.time === true, tcal: values.tcal === true, delta: values['time-delta'] === true, noTcal: values['no-tcal'] === true, noCyc: values['no-cyc'] === true } } : {}),
   };
 }
 
@@ -155,9 +171,13 @@ function rawHex(rec: PacketRecord, at: Window): string {
   return Buffer.from(at.buf.subarray(from, from + rec.size)).toString('hex').padEnd(32);
 }
 
-/** TextFormatter's line with ptdump's --no-offset and --raw columns. */
-function columnLine(line: string, rec: PacketRecord, columns: DumpArgs['columns'], at: Window): string {
-  const offset = line.slice(0, 16), rest = line.slice(18);
+/** Where a line's tracking column starts (text.ts: offset, two spaces, the name in 10, the payload in 28). */
+const TRACKING_COLUMN = 16 + 2 + 10 + 28;
+
+/** TextFormatter's line with ptdump's --no-offset and --raw columns, and a time column (time-column.ts). */
+function columnLine(line: string, rec: PacketRecord, columns: DumpArgs['columns'], at: Window, time?: string): string {
+  const full = time === undefined ? line : `${line.padEnd(TRACKING_COLUMN)}${time}`;
+  const offset = full.slice(0, 16), rest = full.slice(18);
   return [...(columns.offset ? [offset] : []), ...(columns.raw ? [rawHex(rec, at)] : []), rest].join('  ');
 }
 
@@ -166,12 +186,20 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
   const args = commandArgs('dump', DUMP_USAGE, io, () => dumpArgs(argv));
   if (typeof args === 'number') return args;
   const { mode, tolerate, time, hidden, columns, synced } = args;
+  let config = args.config;
   const note = errataNote('dump', args.config);
   if (note !== undefined) io.err(note);
   let input: TraceRange;
   try {
     // A run directory: its trace.pt.
-    input = await isDirectory(args.file) ? { path: (await runDirInput(args.file)).trace, from: 0 } : await traceRange(args.file);
+    if (await isDirectory(args.file)) {
+      const run = await runDirInput(args.file);
+      input = { path: run.trace, from: 0 };
+      // The run's timing parameters, unless given (image.json "timing"; docs/sdm/packets.md §13.1).
+      config = withRunTiming(config, run.timing);
+    } else {
+      input = await traceRange(args.file);
+    }
   } catch (e) {
     if (!(e instanceof PtError)) throw e;
     io.err(e instanceof UsageError ? `${usageErrorText('dump', e.message)}\n` : `ptlab dump: ${e.message}\n`);
@@ -212,17 +240,18 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
   // Each stream (each CPU of a perf.data) starts with its own Last IP: new writers per stream.
   const newTextOut = (): TextOut | undefined => (mode === 'text' ? new TextOut(bytesOut!) : undefined);
   // ptdump's columns: its own lines, from TextFormatter (the rare case, so not the fast path).
-  const newColumned = (): TextFormatter | undefined => (mode === 'text' && (!columns.offset || columns.raw) ? new TextFormatter() : undefined);
+  const newColumned = (): TextFormatter | undefined => (mode === 'text' && (!columns.offset || columns.raw || args.timeColumn) ? new TextFormatter() : undefined);
   let textOut = newTextOut(), columned = newColumned();
+  const times = args.timeColumn === undefined ? undefined : new TimeColumn(config, args.timeColumn);
   const writeText: (r: PacketRecord, at: Window) => void = columned === undefined ? (r) => textOut!.write(r)
-      : (r, at) => { bytesOut!.line(columnLine(columned!.line(r), r, columns, at)); };
+      : (r, at) => { bytesOut!.line(columnLine(columned!.line(r), r, columns, at, times?.after(r))); };
   const write: (r: PacketRecord, at: Window) => void = mode === 'json' ? (r) => writePacketJson(bytesOut!, r) : writeText;
   const drain = mode === 'stats' ? countAll : (dec: PacketDecoder, at: Window): void => {
     const rec = dec.record;
     while (dec.next()) {
       if (rec.kind === PacketKind.error) countError(rec.error, rec.offset);
       // A left-out packet still goes through Last IP (TextFormatter feeds it): ptdump tracks every packet.
-      if (hidden !== undefined && hidden[rec.kind] === 1) { if (columned) columned.lastIp.feed(rec); else if (textOut) textOut.skip(rec); continue; }
+      if (hidden !== undefined && hidden[rec.kind] === 1) { if (columned) { columned.lastIp.feed(rec); times?.after(rec); } else if (textOut) textOut.skip(rec); continue; }
       write(rec, at);
     }
   };
@@ -238,6 +267,7 @@ export async function dumpCommand(argv: string[], io: DumpIo): Promise<number> {
         for (const l of s.losses) io.err(`ptlab dump: ${file}: ${lossLine(s, l)}\n`);
         textOut = newTextOut();
         columned = newColumned();
+        times?.restart();
         bytes += await decodeStream(streamChunks(perf, s), synced, drain);
       }
     }
