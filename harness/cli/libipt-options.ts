@@ -18,10 +18,9 @@ export interface LibiptOption {
   readonly note?: string;
 }
 
-const NO_TIME = 'ptlab does not estimate time yet: dump and flow print TSC, MTC and CYC payloads as the packets carry them';
 const NO_ERRATA = 'taken and checked, so that the command lines in result.json run as they are; ptlab decodes by the SDM and applies no errata workaround yet: it names on stderr the packet-stream errata of that CPU (driver/hw/errata.ts)';
-const TIMING_ONLY = 'taken and checked; it feeds time estimation only, which ptlab does not do yet, so (as in libipt without --time) nothing printed changes';
-const TIMING = 'taken and checked; used by --time and --tcal (a run directory gives it from image.json)';
+const TIMING = 'taken and checked; used by --time (and dump --tcal); a run directory gives it from image.json';
+const KEEP_TCAL = 'ptlab does what libipt does without it: an OVF drops the cycle counts towards the next measurement and keeps the ratio (pt_tcal_update_ovf); keeping the counts over an OVF is not offered';
 const INSN = 'flow lists branches and events; --insn lists each instruction as ptxed does (iced-x86 disassembly), and this option implies it';
 const NO_SIDEBAND = 'ptlab flow reads a perf.data whole, its sideband (MMAP, COMM, AUX flags) included: `ptlab flow PERF.DATA [--sysroot DIR]` (docs/perf.md); libipt\'s separate sideband streams are not taken';
 
@@ -63,10 +62,10 @@ export const LIBIPT_OPTIONS: readonly LibiptOption[] = [
   { tool: 'ptxed', option: '--no-inst', does: 'instruction addresses only', ptlab: 'ptlab flow --insn --no-inst', note: INSN },
   { tool: 'ptxed', option: '--raw-insn', does: 'the bytes of each instruction', ptlab: 'ptlab flow --insn --raw-insn', note: INSN },
   { tool: 'ptxed', option: '--offset', does: 'the trace offset of each instruction', note: 'flow --json gives the trace offset of error records; branch records and --insn lines carry none yet' },
-  { tool: 'ptxed', option: '--time', does: 'the timestamp of each instruction', note: NO_TIME },
+  { tool: 'ptxed', option: '--time', does: 'the timestamp of each instruction', ptlab: 'ptlab flow --time …', note: 'on each record (branch, event) rather than each instruction: "tsc" in the JSON, `tsc 0x…` at the end of a text line; test/time/flow-time.test.ts checks it against libipt\'s pt_insn_time' },
   { tool: 'ptxed', option: '--check', does: 'expensive self-checks', note: 'ptlab checks its decoders against the model\'s truth and libipt in its tests, not at run time' },
   { tool: 'ptxed', option: '--iscache-limit', does: 'the image section cache size', note: 'ptlab maps each image whole (up to its image bound)' },
-  { tool: 'ptxed', option: '--event:time', does: 'the TSC of events', note: NO_TIME },
+  { tool: 'ptxed', option: '--event:time', does: 'the TSC of events', ptlab: 'ptlab flow --time …', note: 'enable, disable, async and overflow records carry "tsc" like branches' },
   { tool: 'ptxed', option: '--event:ip', does: 'the IP of events', note: 'flow records of events always carry their IP' },
   { tool: 'ptxed', option: '--event:tick', does: 'request tick events', note: 'flow has no tick events (they come from timing packets)' },
   { tool: 'ptxed', option: '--event:iflags', does: 'request RFLAGS.IF events', note: 'flow has no iflags events (dump shows MODE.Exec\'s `if`)' },
@@ -75,17 +74,17 @@ export const LIBIPT_OPTIONS: readonly LibiptOption[] = [
   { tool: 'ptxed', option: '--filter:addr<n>_b', does: 'IA32_RTIT_ADDRn_B', note: 'as --filter:addr<n>_cfg' },
   { tool: 'ptxed', option: '--verbose', does: 'various information, even when quiet', note: 'flow prints what it found wrong on stderr always' },
   { tool: 'ptxed', option: '--cpu', does: 'decode with the errata of family/model[/stepping]', ptlab: 'ptlab flow --cpu 6/61 …', note: NO_ERRATA },
-  { tool: 'ptxed', option: '--mtc-freq', does: 'IA32_RTIT_CTL.MTCFreq, for time estimation', ptlab: 'ptlab flow --mtc-freq N …', note: TIMING_ONLY },
-  { tool: 'ptxed', option: '--nom-freq', does: 'MSR_PLATFORM_INFO[15:8], for time estimation', ptlab: 'ptlab flow --nom-freq N …', note: TIMING_ONLY },
-  { tool: 'ptxed', option: '--cpuid-0x15.eax', does: 'CPUID.15H:EAX, for time estimation', ptlab: 'ptlab flow --cpuid-0x15.eax N …', note: TIMING_ONLY },
-  { tool: 'ptxed', option: '--cpuid-0x15.ebx', does: 'CPUID.15H:EBX, for time estimation', ptlab: 'ptlab flow --cpuid-0x15.ebx N …', note: TIMING_ONLY },
+  { tool: 'ptxed', option: '--mtc-freq', does: 'IA32_RTIT_CTL.MTCFreq, for time estimation', ptlab: 'ptlab flow --mtc-freq N …', note: TIMING },
+  { tool: 'ptxed', option: '--nom-freq', does: 'MSR_PLATFORM_INFO[15:8], for time estimation', ptlab: 'ptlab flow --nom-freq N …', note: TIMING },
+  { tool: 'ptxed', option: '--cpuid-0x15.eax', does: 'CPUID.15H:EAX, for time estimation', ptlab: 'ptlab flow --cpuid-0x15.eax N …', note: TIMING },
+  { tool: 'ptxed', option: '--cpuid-0x15.ebx', does: 'CPUID.15H:EBX, for time estimation', ptlab: 'ptlab flow --cpuid-0x15.ebx N …', note: TIMING },
   { tool: 'ptxed', option: '--insn-decoder', does: 'use the instruction flow decoder', note: 'flow has one decoder' },
   { tool: 'ptxed', option: '--block-decoder', does: 'use the block decoder (the default)', note: 'flow has one decoder' },
   { tool: 'ptxed', option: '--block:show-blocks', does: 'show blocks', note: 'ptlab has no block decoder' },
   { tool: 'ptxed', option: '--block:end-on-call', does: 'end blocks on calls', note: 'ptlab has no block decoder' },
   { tool: 'ptxed', option: '--block:end-on-jump', does: 'end blocks on jumps', note: 'ptlab has no block decoder' },
-  { tool: 'ptxed', option: '--insn:keep-tcal-on-ovf', does: 'keep time calibration over an OVF', note: NO_TIME },
-  { tool: 'ptxed', option: '--block:keep-tcal-on-ovf', does: 'keep time calibration over an OVF', note: NO_TIME },
+  { tool: 'ptxed', option: '--insn:keep-tcal-on-ovf', does: 'keep time calibration over an OVF', note: KEEP_TCAL },
+  { tool: 'ptxed', option: '--block:keep-tcal-on-ovf', does: 'keep time calibration over an OVF', note: KEEP_TCAL },
   { tool: 'ptxed', option: '--sb', does: 'sideband records (with --sb:compact, --sb:verbose, --sb:filename, --sb:offset, --sb:time, --sb:switch, --sb:warn)', note: NO_SIDEBAND },
   { tool: 'ptxed', option: '--pevent', does: 'perf_event sideband streams and their parameters (--pevent:primary, --pevent:sysroot, …)', note: NO_SIDEBAND },
 ];

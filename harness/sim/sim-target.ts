@@ -21,6 +21,7 @@ import { cpuidOf, getProfile, type CpuProfile, type ProfileName } from './profil
 import { WorkloadModel } from './workload/model.js';
 import { xrstors, xsaves, xsavesAreaSize, type XrstorsQuirk } from './xsave.js';
 import type { TruthLog } from './trace/truth.js';
+import type { ClockConfig } from './trace/clock.js';
 import { MemoryOracle, overlaps, span, type OwnedMemory } from './memory-oracle.js';
 import { ForeignMemory } from './foreign-owner.js';
 import { FROZEN, type Realism } from './realism.js';
@@ -230,6 +231,12 @@ export class SimTarget implements Target {
   /** truth.jsonl lines of `cpu` since the target was created (empty unless `trace.truth` is set), written out now. */
   truth(cpu: number): readonly string[] {
     return this.truthLog(cpu)?.lines() ?? [];
+  }
+
+  /** The modelled clock of `cpu`'s PT unit (its TSC/ART ratio and P1 are the trace's timing facts). */
+  clockOf(cpu: number): ClockConfig {
+    this.unit(cpu);
+    return this.traces[cpu]!.gen.clock.cfg;
   }
 
   /** The truth records of `cpu` since the target was created, kept as numbers (undefined unless `trace.truth` is set). */

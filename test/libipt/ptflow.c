@@ -3,7 +3,11 @@
  * executed path as flow JSON Lines (docs/formats/flow-json.md), the independent
  * check of ptlab's flow reconstruction (driver/decode/flow/).
  *
- * Usage: ptflow [--bench RUNS] TRACE.pt IMAGE.bin 0xBASE [IMAGE.bin 0xBASE ...]
+ * Usage: ptflow [--bench RUNS] [--time MTC_FREQ EAX EBX NOM_FREQ] TRACE.pt IMAGE.bin 0xBASE ...
+ *
+ * --time gives libipt the timing parameters (pt_config mtc_freq, cpuid_0x15_eax/ebx, nom_freq)
+ * and adds "tsc":"0x..." to each branch record: pt_insn_time at the branch instruction, the
+ * time ptlab's flow --time is checked against (docs/sdm/packets.md 13.1).
  *
  * --bench RUNS decodes RUNS times without printing and prints
  * {"instructions":N,"errors":N,"seconds":BEST} (the flow benchmark).
@@ -23,12 +27,18 @@
 /* Bench mode: no output, count only. */
 static int quiet;
 
+/* --time: print the time of each branch. */
+static int with_time;
+
 /* A branch waiting for the IP of the instruction that follows it. */
 struct pending {
 	int valid;
 	uint64_t ip;
 	uint8_t size;
 	enum pt_insn_class iclass;
+	/* The time at the branch (with_time), and whether libipt had one. */
+	int has_tsc;
+	uint64_t tsc;
 };
 
 static const char *kind_name(enum pt_insn_class c)
@@ -73,6 +83,8 @@ static void flush_branch(struct pending *p, int has_to, uint64_t to)
 	}
 	if (has_to)
 		printf(",\"to\":\"0x%" PRIx64 "\"", to);
+	if (p->has_tsc)
+		printf(",\"tsc\":\"0x%" PRIx64 "\"", p->tsc);
 	printf("}\n");
 }
 
@@ -217,6 +229,8 @@ static uint64_t decode_all(struct pt_insn_decoder *dec, uint64_t *errors)
 				pend.ip = insn.ip;
 				pend.size = insn.size;
 				pend.iclass = insn.iclass;
+				pend.has_tsc = with_time &&
+					pt_insn_time(dec, &pend.tsc, NULL, NULL) >= 0;
 			}
 		}
 		if (status == -pte_eos)
@@ -253,15 +267,23 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	pt_config_init(&config);
+	if (argc - first > 5 && strcmp(argv[first], "--time") == 0) {
+		with_time = 1;
+		config.mtc_freq = (uint8_t)strtoul(argv[first + 1], NULL, 0);
+		config.cpuid_0x15_eax = (uint32_t)strtoul(argv[first + 2], NULL, 0);
+		config.cpuid_0x15_ebx = (uint32_t)strtoul(argv[first + 3], NULL, 0);
+		config.nom_freq = (uint8_t)strtoul(argv[first + 4], NULL, 0);
+		first += 5;
+	}
 	if (argc - first < 3 || (argc - first - 1) % 2 != 0) {
-		fprintf(stderr, "usage: ptflow [--bench RUNS] TRACE.pt IMAGE.bin 0xBASE [IMAGE.bin 0xBASE ...]\n");
+		fprintf(stderr, "usage: ptflow [--bench RUNS] [--time MTC_FREQ EAX EBX NOM_FREQ] TRACE.pt IMAGE.bin 0xBASE ...\n");
 		return 2;
 	}
 	buf = ptio_read_file(argv[first], &size);
 	if (!buf)
 		return 2;
 
-	pt_config_init(&config);
 	config.begin = buf;
 	config.end = buf + size;
 	for (int run = 0; run < runs; run++) {

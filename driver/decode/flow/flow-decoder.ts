@@ -16,6 +16,8 @@
 // events, clear the return stack, resume at the FUP or TIP.PGE). Errors are
 // records (record.ts), decoding resumes at the next PSB; nothing throws on
 // bad input. Loss ledger entries (losses.json `lost`) become gap records.
+import { PacketClock } from '../time/packet-clock.js';
+import type { TimeConfig } from '../time/estimator.js';
 import { PacketDecoder } from '../decoder.js';
 import { LastIp } from '../last-ip.js';
 import { PacketKind, type PacketRecord } from '../record.js';
@@ -46,6 +48,8 @@ export interface FlowOptions {
   readonly ledger?: readonly FlowLoss[];
   /** Instructions walked without using any packet before `runaway`. Default 2^22. */
   readonly maxSteps?: number;
+  /** flow --time: each record carries the estimated TSC (docs/sdm/packets.md §13.1), from these facts. */
+  readonly time?: TimeConfig;
 }
 
 /** What a decode run counted. */
@@ -141,7 +145,18 @@ export class FlowDecoder {
   private nErrors = 0;
   private nInsns = 0;
 
+  /** flow --time: the time of the packets applied so far; null without --time. */
+  private readonly clock: PacketClock | null;
+  /**
+   * flow --time: the time after the packet being applied, and the time records get: that of the
+   * packet that decided the last branch or event (a TNT bit, a TIP, a PGE/PGD, an OVF), as
+   * libipt's pt_insn_time gives the query decoder's time at its last query.
+   */
+  private pktTime: string | undefined = undefined;
+  private curTime: string | undefined = undefined;
+
   constructor(private readonly images: ImageSet, opts: FlowOptions = {}) {
+    this.clock = opts.time === undefined ? null : new PacketClock(opts.time);
     this.libiptRets = opts.libiptRetStack ?? false;
     this.maxSteps = opts.maxSteps ?? 1 << 22;
     this.ledger = [...(opts.ledger ?? [])].sort((x, y) => x.at - y.at);
@@ -259,6 +274,7 @@ export class FlowDecoder {
   // ------------------------------------------------------------ packets
 
   private apply(p: PacketRecord): void {
+    if (this.clock !== null) { this.clock.apply(p); this.pktTime = this.clock.tscJson(); }
     const hasIp = this.last.feed(p);
     this.pktOff = p.offset;
     switch (p.kind) {
@@ -345,12 +361,14 @@ export class FlowDecoder {
       // FUP + TIP: an asynchronous transfer (§3.3 Binding, §9).
       this.fupPending = false;
       if (!hasIp) { this.state = ST_LOST; return; }
+      this.curTime = this.pktTime;
       this.asyncRecord();
       this.setCur(this.last.lo, this.last.hi);
       return;
     }
     const r = this.walk(W_TIP);
     if (r !== OK) { this.fail(r); return; }
+    this.curTime = this.pktTime;
     this.nInsns++;
     const img = this.img, off = this.off;
     const c = this.table(img).cls[off]!;
@@ -383,6 +401,7 @@ export class FlowDecoder {
     if (this.badMode) { this.fail(-1, 'bad_mode'); return; }
     this.setCur(this.last.lo, this.last.hi);
     this.state = ST_ON;
+    this.curTime = this.pktTime;
     const r = this.rec;
     r.kind = 'enable'; r.ipLo = this.last.lo; r.ipHi = this.last.hi; r.hasIp = true;
     this.emit();
@@ -396,6 +415,7 @@ export class FlowDecoder {
     const lo = this.last.lo, hi = this.last.hi;
     if (this.fupPending || afterOvfFup) {
       // FUP + TIP.PGD (§3.3): async into a region not traced; with the IP suppressed only the disable is known.
+      this.curTime = this.pktTime;
       if (this.fupPending && hasIp) this.asyncRecord(lo, hi);
       this.fupPending = false;
       this.disable(hasIp, lo, hi);
@@ -405,6 +425,7 @@ export class FlowDecoder {
     if (hasIp) this.setTarget(lo, hi);
     const r = this.walk(W_PGD);
     if (r !== OK) { this.fail(r); return; }
+    this.curTime = this.pktTime;
     this.nInsns++;
     const img = this.img, off = this.off;
     const t = this.table(img);
@@ -436,6 +457,7 @@ export class FlowDecoder {
     this.ovfFup = false;
     if (this.state === ST_OVF) {
       // OVF, FUP: tracing resumed at the FUP's IP (§12).
+      this.curTime = this.pktTime;
       if (!hasIp) { this.overflowRecord(false); this.state = ST_LOST; return; }
       this.setCur(this.last.lo, this.last.hi);
       this.overflowRecord(true);
@@ -563,6 +585,7 @@ export class FlowDecoder {
             return result;
           }
           const taken = this.bits[this.bHead]!;
+          this.curTime = this.pktTime;
           this.bHead = this.bHead + 1 === BITS_CAP ? 0 : this.bHead + 1;
           this.nBits--;
           if (taken === 1) next += disp[off]!;
@@ -594,6 +617,7 @@ export class FlowDecoder {
           if (bit !== 1) result = E_BAD_QUERY;
           else if (this.rets.count === 0) result = E_RETSTACK;
           if (result !== OK) { this.img = img; this.off = off; this.nInsns += insns - 1; return result; }
+          this.curTime = this.pktTime;
           this.bHead = this.bHead + 1 === BITS_CAP ? 0 : this.bHead + 1;
           this.nBits--;
           const rOff = this.rets.pop();
@@ -696,6 +720,7 @@ export class FlowDecoder {
 
   private emit(): void {
     this.nRecords++;
+    if (this.clock !== null) this.rec.tsc = this.curTime;
     this.emitFn(this.rec);
   }
 

@@ -57,6 +57,8 @@ export class FlowRecord {
   error: FlowErrorCode = 'bad_query';
   /** error: trace offset of the packet being applied. */
   offset = 0;
+  /** flow --time: the estimated TSC when the record was made (`0x…`), undefined before the first TSC or without --time. */
+  tsc: string | undefined = undefined;
 }
 
 /**
@@ -64,6 +66,12 @@ export class FlowRecord {
  * followed by its name: `"sym"` after `ip` or `from`, `"toSym"` after `to` (docs/formats/flow-json.md).
  */
 export function flowJsonLine(r: FlowRecord, symbol?: (lo: number, hi: number) => string | undefined): string {
+  const line = recordJson(r, symbol);
+  // flow --time: "tsc" closes the record (docs/formats/flow-json.md), gap and error records aside.
+  return r.tsc === undefined || r.kind === 'gap' || r.kind === 'error' ? line : `${line.slice(0, -1)},"tsc":"${r.tsc}"}`;
+}
+
+function recordJson(r: FlowRecord, symbol?: (lo: number, hi: number) => string | undefined): string {
   const named = (key: string, lo: number, hi: number): string => {
     const name = symbol?.(lo, hi);
     return name === undefined ? '' : `,"${key}":${JSON.stringify(name)}`;
@@ -92,6 +100,11 @@ export function flowJsonLine(r: FlowRecord, symbol?: (lo: number, hi: number) =>
 
 /** A readable one-line form of a record (the CLI listing without --json). */
 export function flowTextLine(r: FlowRecord, symbol?: (lo: number, hi: number) => string | undefined): string {
+  const line = recordText(r, symbol);
+  return r.tsc === undefined || r.kind === 'gap' || r.kind === 'error' ? line : `${line}  tsc ${r.tsc}`;
+}
+
+function recordText(r: FlowRecord, symbol?: (lo: number, hi: number) => string | undefined): string {
   // An address, and after it `<sym+0xoff>` where `symbol` names one (flow --elf: the ELF's symbols).
   const at = (lo: number, hi: number): string => {
     const name = symbol?.(lo, hi);

@@ -26,6 +26,7 @@ export class PacketClock {
   private inHeader = false;
   private cachedEpoch = -1;
   private cachedHex = '';
+  private cachedJson = '';
 
   constructor(config: TimeConfig, private readonly opts: PacketClockOptions = {}) {
     this.time = new TimeEstimator(config);
@@ -69,10 +70,23 @@ export class PacketClock {
   /** The estimate as ptdump prints it (16 hex digits), or undefined before the first TSC. */
   tscHex(): string | undefined {
     if (!this.time.known) return undefined;
-    if (this.time.epoch !== this.cachedEpoch) {
-      this.cachedEpoch = this.time.epoch;
-      this.cachedHex = this.time.tsc().toString(16).padStart(16, '0');
-    }
+    this.refresh();
     return this.cachedHex;
+  }
+
+  /** The estimate as flow-json writes numbers (`0x`, no leading zeros), or undefined before the first TSC. */
+  tscJson(): string | undefined {
+    if (!this.time.known) return undefined;
+    this.refresh();
+    return this.cachedJson;
+  }
+
+  /** The estimate changes at timing packets only: its texts are made once per change. */
+  private refresh(): void {
+    if (this.time.epoch === this.cachedEpoch) return;
+    this.cachedEpoch = this.time.epoch;
+    const hex = this.time.tsc().toString(16);
+    this.cachedHex = hex.padStart(16, '0');
+    this.cachedJson = `0x${hex}`;
   }
 }

@@ -25,7 +25,8 @@ import { byteOutput, OUT_CHUNK, type CliIo } from '../main.js';
 import { InputTooLargeError, readBounded, readBoundedFile } from '../../files/read-input.js';
 import { inputName, inputProblem, readChunks } from '../read-stream.js';
 import { refuseLibiptOnly } from '../libipt-options.js';
-import { DECODE_CONFIG_OPTIONS, decodeConfigOf, errataNote, type DecodeConfig } from '../decode-config.js';
+import { DECODE_CONFIG_OPTIONS, decodeConfigOf, errataNote, withRunTiming, type DecodeConfig } from '../decode-config.js';
+import { timeConfigOf } from '../time-column.js';
 import { traceRange, type TraceRange } from '../trace-range.js';
 import { RUN_FILE_MAX_BYTES } from '../../rundir/run-files.js';
 import { streamName, type AuxStream } from '../../perf/aux-streams.js';
@@ -37,6 +38,7 @@ export type FlowIo = CliIo;
 
 export const FLOW_USAGE = 'usage: ptlab flow TRACE.pt[:FROM[-TO]]|-|RUN_DIR --image IMAGE.bin@BASE [--image …] [--json] [--losses losses.json]\n' +
   '         [--elf FILE[:BASE]] [--insn [--att] [--raw-insn] [--no-inst]] [--max-insns N] [--max-records-per-byte N] [--quiet|-q] [--stat] [--tolerate-errors] [--cpu-index N] [--sysroot DIR]\n' +
+  '         [--time]\n' +
   '  RUN_DIR: a run directory: its trace.pt, its image.bin at image.json\'s base, its losses.json.\n' +
   '  PERF.DATA (a perf record file of intel_pt) in place of TRACE.pt: the AUX data of one CPU (--cpu-index N\n' +
   '  chooses it when there are several), the files its MMAP/MMAP2 records map as the images unless --image or\n' +
@@ -49,6 +51,9 @@ export const FLOW_USAGE = 'usage: ptlab flow TRACE.pt[:FROM[-TO]]|-|RUN_DIR --im
   '  as libipt\'s load_elf); its function symbols name the addresses of the text lines: 0x… <sym+0xoff>.\n' +
   '  --insn: every instruction, as ptxed lists them (address, disassembly; events in brackets); --att (AT&T\n' +
   '  syntax), --raw-insn (the bytes) and --no-inst (addresses only) shape it and imply it.\n' +
+  '  --time: each record ends with the estimated TSC ("tsc":"0x…"; text: tsc 0x…), estimated from TSC, MTC and\n' +
+  '  CYC as libipt does (docs/sdm/packets.md §13.1), with --mtc-freq, --nom-freq and --cpuid-0x15.* (a run\n' +
+  '  directory gives them from image.json); none before the trace\'s first TSC.\n' +
   '  --cpu none|F/M[/S], --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N: as ptxed takes them\n' +
   '  (checked; --cpu names the CPU\'s packet-stream errata, which ptlab does not work around). Every option of\n' +
   '  ptxed, with ptlab\'s equivalent or why there is none: docs/formats/libipt-options.md\n' +
@@ -88,6 +93,8 @@ interface FlowArgs {
   readonly insn?: { readonly att: boolean; readonly rawBytes: boolean; readonly addressesOnly: boolean };
   /** ptxed's --cpu and timing options (decode-config.ts). */
   readonly config: DecodeConfig;
+  /** --time: each record carries the estimated TSC. */
+  readonly time: boolean;
   /** A perf.data's CPU whose AUX data is decoded. */
   readonly cpuIndex?: number;
   /** Put before the paths of a perf.data's MMAP records (perf's --symfs). */
@@ -103,6 +110,7 @@ const OPTIONS = {
   'no-inst': { type: 'boolean' },
   stat: { type: 'boolean' },
   json: { type: 'boolean' },
+  time: { type: 'boolean' },
   image: { type: 'string', multiple: true },
   pt: { type: 'string' },
   raw: { type: 'string', multiple: true },
@@ -153,7 +161,7 @@ function flowArgs(argv: string[]): FlowArgs | 'help' {
     ...(cpuIndex === undefined ? {} : { cpuIndex: Number(cpuIndex) }),
     ...(values.sysroot === undefined ? {} : { sysroot: values.sysroot }),
     trace: given[0]!, images, elfs, json: values.json === true, maxInsns: Number(maxText), maxRecordsPerByte: Number(perByteText), tolerate: values['tolerate-errors'] === true,
-    quiet: values.quiet === true, stat: values.stat === true, config: decodeConfigOf(values),
+    quiet: values.quiet === true, stat: values.stat === true, config: decodeConfigOf(values), time: values.time === true,
     ...(insnBy === undefined ? {} : { insn: { att: values.att === true, rawBytes: values['raw-insn'] === true, addressesOnly: values['no-inst'] === true } }),
     ...(values.losses === undefined ? {} : { losses: values.losses }),
   };
@@ -272,7 +280,10 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
       io.err(`ptlab flow: ${e.message}\n`);
       return 2;
     }
-    args = { ...args, trace: run.trace, images: args.images.length || args.elfs.length ? args.images : [run.image], ...(args.losses === undefined && run.losses ? { losses: run.losses } : {}) };
+    args = {
+      ...args, trace: run.trace, images: args.images.length || args.elfs.length ? args.images : [run.image],
+      ...(args.losses === undefined && run.losses ? { losses: run.losses } : {}), config: withRunTiming(args.config, run.timing),
+    };
   }
   const note = errataNote('flow', args.config);
   if (note !== undefined) io.err(note);
@@ -360,7 +371,7 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
   // The trace is read and decoded a chunk at a time (memory: a chunk and the decoder's state).
   let read = 0, records = 0;
   const perByte = args.maxRecordsPerByte;
-  const decoder = new FlowDecoder(images, { ledger, maxSteps: args.maxInsns });
+  const decoder = new FlowDecoder(images, { ledger, maxSteps: args.maxInsns, ...(args.time ? { time: timeConfigOf(args.config) } : {}) });
   let stats: FlowStats | undefined;
   let bounded: RecordBound | undefined;
   try {
@@ -370,7 +381,8 @@ export async function flowCommand(argv: string[], io: FlowIo): Promise<number> {
       else if (args.quiet) { listing?.record(r, ignoreLine); return; } // counted for --stat, not printed
       if (listing) listing.record(r, pushLine);
       // With --elf's symbols a JSON line goes the string way (flowJsonLine names them); without, as bytes.
-      else if (json) { if (symbol) batch.push(flowJsonLine(r, symbol)); else writeFlowJson(json, r); } else batch.push(flowTextLine(r, symbol));
+      // So does a line with its time (--time).
+      else if (json) { if (symbol || args.time) batch.push(flowJsonLine(r, symbol)); else writeFlowJson(json, r); } else batch.push(flowTextLine(r, symbol));
     });
     for await (const chunk of perf === undefined ? readChunks(input.path, TRACE_CHUNK, input) : streamChunks(perf.input, perf.stream)) {
       read += chunk.length;

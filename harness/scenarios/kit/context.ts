@@ -17,6 +17,7 @@ import type { SimTarget } from '../../sim/sim-target.js';
 import { generateWorkload, type GeneratedWorkload, type WorkloadOptions } from '../../sim/workload/index.js';
 import { DEFAULT_BRANCHES, packetStats, timingVolume } from './helpers.js';
 import { handlerOrderProblems } from './order-rules.js';
+import { timesAgainstTruth } from './time-check.js';
 import type { ScenarioEnv } from './scenario.js';
 import type { TruthSelection } from '../../sim/trace/truth.js';
 
@@ -417,6 +418,17 @@ export class ScenarioContext {
     const at = (l: { seq: number } | undefined): string => (l ? String(l.seq) : 'none');
     this.expect('TraceEn was set only once the workload waited at its entry (started held, enabled, then let go)', ok,
       `start ${at(start)}${start?.held ? ' (held)' : ''}, placed ${at(placed)}, CTL with TraceEn=1 ${at(enable)}, go ${at(go)}`);
+  }
+
+  /**
+   * Expects `ptlab flow --time` of the last trace run to date every record within the tolerance of
+   * docs/sdm/packets.md §13.1 of the truth's retirement TSC (sim only: truth holds the times).
+   */
+  expectTimesFollowTruth(r: TraceResult, ctl: { readonly MTCFreq: number; readonly CYCEn?: boolean }): void {
+    const w = this.workloadUsed, log = this.sim?.truthLog(0);
+    if (!this.sim || !w || !log) return;
+    const c = timesAgainstTruth(r.stream, w, log, this.truthFrom, this.sim.clockOf(0), ctl);
+    this.expect(`flow --time dates every record at most ${c.tolerance} TSC ticks behind the truth, and before its TNT was written (docs/sdm/packets.md §13.1)`, c.ok, c.detail);
   }
 
   /** Expects the last trace run's truth to hold every branch of the workload's path (tracing was never off in between). */

@@ -157,7 +157,7 @@ export class PacketGenerator extends PacketEmitter implements TraceEvents {
     const buffer = opts.buffer ?? UNLIMITED_BUFFER;
     if (buffer.capacity < 64) throw new RangeError('internal buffer: capacity must be at least 64 bytes');
     this.internal = new InternalBuffer(buffer);
-    this.truth = opts.truth ? new TruthRecorder() : null;
+    this.truth = opts.truth ? new TruthRecorder(() => this.clock.tsc(this.cycles)) : null;
     this.rec = this.truth;
     if (opts.context) { this.cpl = opts.context.cpl; this.cr3 = opts.context.cr3; this.mode = opts.context.mode; }
   }

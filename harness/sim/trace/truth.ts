@@ -30,7 +30,7 @@ export interface TruthSelection {
 }
 
 /** What readers of a recording use (the generator alone records). */
-export type TruthLog = Pick<TruthRecorder, 'length' | 'isBranch' | 'ipOf' | 'line' | 'lines' | 'select' | 'branches' | 'jsonl' | 'text'>;
+export type TruthLog = Pick<TruthRecorder, 'length' | 'isBranch' | 'isJcc' | 'ipOf' | 'tscOf' | 'line' | 'lines' | 'select' | 'branches' | 'jsonl' | 'text'>;
 
 /** Collects flow-json records in order. */
 export class TruthRecorder {
@@ -39,7 +39,12 @@ export class TruthRecorder {
   private a = new Float64Array(1024);
   /** Branch: to (NaN when absent); async: to. */
   private b = new Float64Array(1024);
+  /** The modelled TSC when the record's event retired (NaN without a clock). */
+  private t = new Float64Array(1024);
   private n = 0;
+
+  /** `now` reads the modelled TSC: each record is stamped with it (the truth `flow --time` is checked against). */
+  constructor(private readonly now: (() => number) | null = null) {}
 
   /** Records so far. */
   get length(): number {
@@ -52,10 +57,12 @@ export class TruthRecorder {
       this.codes = grow(this.codes, (n) => new Uint8Array(n));
       this.a = grow(this.a, (n) => new Float64Array(n));
       this.b = grow(this.b, (n) => new Float64Array(n));
+      this.t = grow(this.t, (n) => new Float64Array(n));
     }
     this.codes[this.n] = code;
     this.a[this.n] = a;
     this.b[this.n] = b;
+    this.t[this.n] = this.now === null ? NaN : this.now();
     this.n++;
   }
 
@@ -83,6 +90,16 @@ export class TruthRecorder {
   /** Internal buffer overflow; tracing resumed at `ip` (the FUP after the OVF), if it did. */
   overflow(ip?: number): void {
     this.push(OVERFLOW, ip ?? NaN, NaN);
+  }
+
+  /** The modelled TSC at which record `i`'s event retired; NaN when the recorder has no clock. */
+  tscOf(i: number): number {
+    return this.t[i]!;
+  }
+
+  /** Record `i` is a conditional branch. */
+  isJcc(i: number): boolean {
+    return (this.codes[i]! & KIND_BITS) === BRANCH_CODE.get('jcc');
   }
 
   /** Record `i` is a branch record (flow-json: it starts with `ip`). */
