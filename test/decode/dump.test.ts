@@ -121,7 +121,7 @@ describe('ptlab dump', () => {
     expect(r.err).toBe(`ptlab dump: ${join(dir, 'nope.pt')}: No such file or directory\n`);
   });
 
-  test.for([[], ['a', 'b'], ['--json', '--stats', 'x.pt'], ['--bogus', 'x.pt'], ['--time', 'x.pt']])('bad usage %j is exit code 2 with where the options are', async (argv) => {
+  test.for([[], ['a', 'b'], ['--json', '--stats', 'x.pt'], ['--bogus', 'x.pt'], ['--json', '--time', 'x.pt'], ['--stats', '--tcal', 'x.pt']])('bad usage %j is exit code 2 with where the options are', async (argv) => {
     const r = await run(argv);
     expect(r.code).toBe(2);
     expect(r.err).toContain('(ptlab dump --help shows its options)');
